@@ -1,0 +1,79 @@
+"""The ``grader`` command: a thin click shell over the engine.
+
+Each subcommand lives in :mod:`grader.commands` and is imported only when it
+runs, so ``grader --help`` and commands that need no torch never import it.
+Engine errors (:class:`grader.errors.GraderError`) are turned into one-line
+messages here, at the edge, with exit status 2.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from . import __version__
+from .errors import ErrorList, GraderError
+
+# name -> (module, attribute, one-line help shown by `grader --help`)
+COMMANDS = {
+    "check-spec": ("grader.commands.check_spec", "check_spec", "Check every claim of a spec: holds or refuted, with evidence."),
+    "grade": ("grader.commands.grade", "grade", "Grade learner answer files against the exercise bank."),
+    "exercises": ("grader.commands.exercises", "exercises", "List the exercise bank."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="grader")
+def cli():
+    """Check the math claims of transformer course texts against a real
+    multi-head attention, and grade learners' answers with the same engine.
+
+    \b
+    Course authors:  grader check-spec            (the bundled subject 17-08)
+    Learners/staff:  grader grade answers.yaml
+                     grader exercises
+    """
+
+
+def report_error(err: GraderError) -> None:
+    errors = err.errors if isinstance(err, ErrorList) else [err]
+    for e in errors:
+        click.echo(f"error: {e}", err=True)
+
+
+def main(argv=None) -> None:
+    try:
+        rv = cli.main(args=argv, prog_name="grader", standalone_mode=False)
+    except GraderError as e:
+        report_error(e)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(2 if e.exit_code == 1 else e.exit_code)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

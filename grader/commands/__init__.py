@@ -1,0 +1,1 @@
+"""One module per ``grader`` subcommand; see :data:`grader.cli.COMMANDS`."""

@@ -1,0 +1,1 @@
+"""mha: a real multi-head attention, and measurements of it."""
