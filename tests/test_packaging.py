@@ -1,0 +1,56 @@
+"""The distribution: one wheel with both packages, the console script, the
+pytest plugin, and spec/ + exercises/ bundled so an installed wheel works
+outside the repository."""
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    try:
+        import hatchling  # noqa: F401
+    except ImportError:
+        pytest.skip("hatchling is not installed in this environment")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(ROOT)],
+        check=True, capture_output=True,
+    )
+    (whl,) = out.glob("grader-*.whl")
+    return zipfile.ZipFile(whl)
+
+
+def test_wheel_holds_both_packages_and_bundled_data(wheel):
+    names = set(wheel.namelist())
+    assert "grader/__init__.py" in names and "mha/__init__.py" in names
+    bundled_specs = [n for n in names if n.startswith("grader/_bundled/spec/") and n.endswith(".yaml")]
+    bundled_exercises = [n for n in names if n.startswith("grader/_bundled/exercises/")]
+    repo_specs = sorted(p.name for p in (ROOT / "spec").glob("*.yaml"))
+    assert sorted(Path(n).name for n in bundled_specs) == repo_specs
+    assert bundled_exercises, "exercises/ must be bundled"
+
+
+def test_wheel_declares_console_script_and_pytest_plugin(wheel):
+    (ep,) = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
+    text = wheel.read(ep).decode()
+    assert "grader = grader.cli:main" in text
+    assert "[pytest11]" in text and "grader.pytest_plugin" in text
+
+
+def test_help_imports_neither_torch_nor_sympy():
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from grader.cli import cli\n"
+        "r = CliRunner().invoke(cli, ['--help'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "print(sorted(m for m in ('torch', 'sympy') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
