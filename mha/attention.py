@@ -1,0 +1,422 @@
+"""Multi-head attention as subject 17-08 writes it, and as torch.nn.MultiheadAttention computes it.
+
+    head_i = softmax(Q_i K_iᵀ / √d_k) V_i,   Q_i = Q·W_i^Q, K_i = K·W_i^K, V_i = V·W_i^V
+    MultiHead(Q, K, V) = Concat(head_1, ..., head_h) · W^O
+
+Names follow nanoGPT: B batch, T (L) query length, S key length, C d_model,
+nh heads, hs head size (d_k = d_v = C / nh).
+
+Two layouts hold the same function:
+- "fused" (17-08 §7): one W^Q, W^K, W^V of d_model columns each, split into
+  heads by view/transpose. Stored like nn.MultiheadAttention: `in_proj_weight`
+  (3C, C) when kdim == vdim == C, else `q_proj_weight` (C, C), `k_proj_weight`
+  (C, kdim), `v_proj_weight` (C, vdim); `in_proj_bias` (3C); `out_proj` (W^O).
+- "per_head" (the article): h separate W_i^Q, W_i^K (d_model × d_k) and
+  W_i^V (d_model × d_v) in `W_i_Q`, `W_i_K`, `W_i_V` (text orientation: Q_i = Q @ W_i^Q),
+  biases `b_i_Q`, `b_i_K`, `b_i_V`, plus the same `out_proj`.
+
+torch.nn.Linear stores weights as (out, in) and computes x @ weightᵀ; the text
+writes X·W with W (in, out). `W_Q`, `W_K`, `W_V`, `W_O` and `head_weights(i)`
+give the text's orientation whatever the layout.
+"""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+LAYOUTS = ("fused", "per_head")
+
+# The stage of the forward pass being run, read by mha.measure to attribute
+# FLOPs: a name, or ("in_proj", (C, C, C)) for the packed Q/K/V projection.
+_STAGE: ContextVar = ContextVar("mha_stage", default=None)
+
+
+@contextmanager
+def _stage(name):
+    token = _STAGE.set(name)
+    try:
+        yield
+    finally:
+        _STAGE.reset(token)
+
+
+def _positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention; forward() takes and returns what nn.MultiheadAttention does.
+
+    >>> m = MultiHeadAttention(768, 12)
+    >>> x = torch.randn(128, 768)           # unbatched (n, d_model)
+    >>> out, weights = m(x, x, x)           # out (128, 768), weights (128, 128) averaged over heads
+    """
+
+    def __init__(self, d_model, num_heads, *, kdim=None, vdim=None, bias=True, dropout=0.0,
+                 layout="fused", batch_first=True, device=None, dtype=None):
+        super().__init__()
+        _positive_int("d_model", d_model)
+        _positive_int("num_heads", num_heads)
+        if d_model % num_heads:
+            raise ValueError(
+                f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): "
+                f"d_k = d_model / num_heads = {d_model / num_heads:g} is not an integer")
+        kdim = d_model if kdim is None else _positive_int("kdim", kdim)
+        vdim = d_model if vdim is None else _positive_int("vdim", vdim)
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+        self.d_model, self.num_heads = d_model, num_heads
+        self.d_k = self.d_v = d_model // num_heads
+        self.kdim, self.vdim = kdim, vdim
+        self.bias, self.dropout = bool(bias), float(dropout)
+        self.layout, self.batch_first = layout, bool(batch_first)
+        self.packed = layout == "fused" and kdim == d_model and vdim == d_model
+        fk = {"device": device, "dtype": dtype}
+        C, nh, hs = d_model, num_heads, self.d_k
+        new = lambda *shape: nn.Parameter(torch.empty(*shape, **fk))  # noqa: E731
+        if layout == "fused":
+            if self.packed:
+                self.in_proj_weight = new(3 * C, C)  # rows: W^Q, W^K, W^V (each (out, in) = (C, C))
+            else:
+                self.q_proj_weight, self.k_proj_weight, self.v_proj_weight = new(C, C), new(C, kdim), new(C, vdim)
+            self.in_proj_bias = new(3 * C) if bias else None
+        else:
+            self.W_i_Q = nn.ParameterList([new(C, hs) for _ in range(nh)])  # each (d_model, d_k)
+            self.W_i_K = nn.ParameterList([new(kdim, hs) for _ in range(nh)])  # each (kdim, d_k)
+            self.W_i_V = nn.ParameterList([new(vdim, hs) for _ in range(nh)])  # each (vdim, d_v)
+            if bias:
+                self.b_i_Q, self.b_i_K, self.b_i_V = (
+                    nn.ParameterList([new(hs) for _ in range(nh)]) for _ in range(3))
+        self.out_proj = nn.Linear(C, C, bias=bias, **fk)  # W^O, (out, in) = (C, h·d_v)
+        self._reset_parameters()
+
+    # ------------------------------------------------------------------ weights
+
+    def _reset_parameters(self):
+        """nn.MultiheadAttention's initialisation: Xavier-uniform in-projections, zero biases
+        (W^O keeps nn.Linear's initialisation, as in torch)."""
+        with torch.no_grad():
+            if self.layout == "fused":
+                for w in ((self.in_proj_weight,) if self.packed else self._in_weights_out_in()):
+                    nn.init.xavier_uniform_(w)
+                if self.bias:
+                    self.in_proj_bias.zero_()
+            else:  # draw the full W^Q, W^K, W^V as the fused layout does, then split into heads
+                w = self.out_proj.weight
+                for n, dim in (("Q", self.d_model), ("K", self.kdim), ("V", self.vdim)):
+                    full = nn.init.xavier_uniform_(torch.empty(dim, self.d_model, device=w.device, dtype=w.dtype))
+                    for i, W_i in enumerate(getattr(self, f"W_i_{n}")):
+                        W_i.copy_(full[:, i * self.d_k:(i + 1) * self.d_k])  # (dim, d_k)
+                    if self.bias:
+                        for b_i in getattr(self, f"b_i_{n}"):
+                            b_i.zero_()
+            if self.bias:
+                self.out_proj.bias.zero_()
+
+    def _in_weights_out_in(self):
+        """(W^Q, W^K, W^V) in torch orientation (out, in); views, no copies. Fused layout only."""
+        if self.packed:
+            return self.in_proj_weight.chunk(3)  # 3 × (C, C)
+        return self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+
+    def _in_biases(self):
+        if self.layout == "per_head":
+            if not self.bias:
+                return None, None, None
+            return tuple(torch.cat(list(getattr(self, f"b_i_{n}"))) for n in "QKV")
+        return self.in_proj_bias.chunk(3) if self.bias else (None, None, None)
+
+    def _in_weights_text(self):
+        if self.layout == "per_head":
+            return tuple(torch.cat(list(getattr(self, f"W_i_{n}")), dim=1) for n in "QKV")
+        return tuple(w.T for w in self._in_weights_out_in())
+
+    @property
+    def W_Q(self):
+        """W^Q as the text writes it: (d_model, h·d_k), Q_all = Q · W^Q."""
+        return self._in_weights_text()[0]
+
+    @property
+    def W_K(self):
+        """W^K: (kdim, h·d_k)."""
+        return self._in_weights_text()[1]
+
+    @property
+    def W_V(self):
+        """W^V: (vdim, h·d_v)."""
+        return self._in_weights_text()[2]
+
+    @property
+    def W_O(self):
+        """W^O as the text writes it: (h·d_v, d_model)."""
+        return self.out_proj.weight.T
+
+    def head_weights(self, i):
+        """(W_i^Q, W_i^K, W_i^V) of head i in the text's orientation: (d_model, d_k), (kdim, d_k), (vdim, d_v)."""
+        if not 0 <= i < self.num_heads:
+            raise ValueError(f"head index i must be in [0, {self.num_heads}), got {i!r}")
+        if self.layout == "per_head":
+            return self.W_i_Q[i], self.W_i_K[i], self.W_i_V[i]
+        cols = slice(i * self.d_k, (i + 1) * self.d_k)
+        return tuple(w[:, cols] for w in self._in_weights_text())
+
+    def extra_repr(self):
+        extra = "" if self.kdim == self.vdim == self.d_model else f", kdim={self.kdim}, vdim={self.vdim}"
+        return (f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}{extra}, "
+                f"bias={self.bias}, dropout={self.dropout}, layout={self.layout!r}, batch_first={self.batch_first}")
+
+    # ------------------------------------------------------------- conversions
+
+    def _like(self, layout, batch_first=None):
+        w = self.out_proj.weight
+        return MultiHeadAttention(
+            self.d_model, self.num_heads, kdim=self.kdim, vdim=self.vdim, bias=self.bias,
+            dropout=self.dropout, layout=layout,
+            batch_first=self.batch_first if batch_first is None else batch_first,
+            device=w.device, dtype=w.dtype)
+
+    def to_layout(self, layout):
+        """A new module in `layout` ("fused" or "per_head") computing the same function."""
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        new = self._like(layout)
+        with torch.no_grad():
+            Ws, bs = self._in_weights_text(), self._in_biases()  # text orientation (in, h·d_k)
+            if layout == "fused":
+                for w, src in zip(new._in_weights_out_in(), Ws):
+                    w.copy_(src.T)
+                if self.bias:
+                    new.in_proj_bias.copy_(torch.cat(bs))
+            else:
+                hs = self.d_k
+                for n, W, b in zip("QKV", Ws, bs):
+                    for i in range(self.num_heads):
+                        getattr(new, f"W_i_{n}")[i].copy_(W[:, i * hs:(i + 1) * hs])
+                        if self.bias:
+                            getattr(new, f"b_i_{n}")[i].copy_(b[i * hs:(i + 1) * hs])
+            new.out_proj.load_state_dict(self.out_proj.state_dict())
+        return new.train(self.training)
+
+    @classmethod
+    def from_torch(cls, m):
+        """The same function, with the same weights, as the torch.nn.MultiheadAttention `m`."""
+        if not isinstance(m, nn.MultiheadAttention):
+            raise ValueError(f"m must be a torch.nn.MultiheadAttention, got {type(m).__name__}")
+        if m.bias_k is not None or m.bias_v is not None:
+            raise ValueError("m has bias_k/bias_v (add_bias_kv=True), which mha.MultiHeadAttention does not support")
+        if m.add_zero_attn:
+            raise ValueError("m has add_zero_attn=True, which mha.MultiHeadAttention does not support")
+        w = m.out_proj.weight
+        new = cls(m.embed_dim, m.num_heads, kdim=m.kdim, vdim=m.vdim, bias=m.in_proj_bias is not None,
+                  dropout=m.dropout, batch_first=m.batch_first, device=w.device, dtype=w.dtype)
+        with torch.no_grad():
+            src = (m.in_proj_weight.chunk(3) if m._qkv_same_embed_dim
+                   else (m.q_proj_weight, m.k_proj_weight, m.v_proj_weight))
+            for dst, s in zip(new._in_weights_out_in(), src):
+                dst.copy_(s)
+            if new.bias:
+                new.in_proj_bias.copy_(m.in_proj_bias)
+            new.out_proj.load_state_dict(m.out_proj.state_dict())
+        return new.train(m.training)
+
+    def to_torch(self):
+        """A torch.nn.MultiheadAttention with the same function and the same weights."""
+        w = self.out_proj.weight
+        m = nn.MultiheadAttention(self.d_model, self.num_heads, dropout=self.dropout, bias=self.bias,
+                                  kdim=self.kdim, vdim=self.vdim, batch_first=self.batch_first,
+                                  device=w.device, dtype=w.dtype)
+        fused = self if self.layout == "fused" else self.to_layout("fused")
+        with torch.no_grad():
+            dst = (m.in_proj_weight.chunk(3) if m._qkv_same_embed_dim
+                   else (m.q_proj_weight, m.k_proj_weight, m.v_proj_weight))
+            for d, s in zip(dst, fused._in_weights_out_in()):
+                d.copy_(s)
+            if self.bias:
+                m.in_proj_bias.copy_(fused.in_proj_bias)
+            m.out_proj.load_state_dict(fused.out_proj.state_dict())
+        return m.train(self.training)
+
+    # ------------------------------------------------------------------ forward
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        """Attend from `query` to `key`/`value`; returns (output, weights or None).
+
+        Shapes as nn.MultiheadAttention: query (B, L, C) if batch_first else (L, B, C), or
+        unbatched (L, C); key (…, S, kdim); value (…, S, vdim). key_padding_mask (B, S) or (S,),
+        True/−inf = ignore that key. attn_mask (L, S) or (B·h, L, S), bool (True = not allowed)
+        or float (added to the scores). is_causal: causal masking (builds the mask when attn_mask
+        is None; otherwise attn_mask is taken as the causal mask, as torch does).
+        Weights (need_weights=True): (B, L, S) averaged over heads, or (B, h, L, S).
+        """
+        return self._run(query, key, value, key_padding_mask, need_weights, attn_mask,
+                         average_attn_weights, is_causal)
+
+    def _run(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+             average_attn_weights=True, is_causal=False, record=None):
+        self_attention = query is key and key is value
+        q, k, v, unbatched = self._batch_first_inputs(query, key, value)
+        B, T, C = q.size()  # batch, query length, d_model
+        S = k.size(1)  # key length
+        nh, hs = self.num_heads, self.d_k
+        mask, sdpa_causal = self._merged_mask(key_padding_mask, attn_mask, is_causal, B, T, S,
+                                              unbatched, q.dtype, need_weights or record is not None)
+
+        # projections: Q_i = Q·W_i^Q, ... for all heads at once, then split into heads
+        Qh, Kh, Vh = self._project(q, k, v, self_attention)  # each (B, nh, T|S, hs)
+        if record is not None:
+            record.update(Q=q, K=k, V=v, Q_i=Qh, K_i=Kh, V_i=Vh)
+
+        p = self.dropout if self.training else 0.0
+        if not need_weights and record is None:
+            # fast path: one fused kernel, the (B, nh, T, S) weights are never materialised
+            with _stage("attention"):
+                y = F.scaled_dot_product_attention(Qh, Kh, Vh, attn_mask=mask, dropout_p=p,
+                                                   is_causal=sdpa_causal)  # (B, nh, T, hs)
+            att = None
+        else:
+            # reference path: the equations of 17-08, written out
+            with _stage("qk"):
+                att = (Qh @ Kh.transpose(-2, -1)) * (1.0 / math.sqrt(hs))  # S_i: (B, nh, T, S)
+                if record is not None:
+                    record["S_i"] = att
+                if mask is not None:
+                    att = att + mask  # (B|1, nh|1, T|1, S) broadcast
+            with _stage("softmax"):
+                att = F.softmax(att, dim=-1)  # A_i: (B, nh, T, S)
+            if record is not None:
+                record["A_i"] = att
+            if p > 0.0:
+                att = F.dropout(att, p=p)  # 17-08 §8: dropout on the weights, training only
+            with _stage("av"):
+                y = att @ Vh  # head_i = A_i·V_i: (B, nh, T, hs)
+
+        y = y.transpose(1, 2).reshape(B, T, C)  # Concat(head_1..head_h): (B, T, nh·hs)
+        if record is not None:
+            record.update(head_i=y.view(B, T, nh, hs).transpose(1, 2), concat=y)
+        with _stage("out_proj"):
+            out = self.out_proj(y)  # Concat · W^O: (B, T, C)
+        if record is not None:
+            record["output"] = out
+
+        if att is not None and need_weights:
+            att = att.mean(dim=1) if average_attn_weights else att  # (B, T, S) or (B, nh, T, S)
+            att = att.squeeze(0) if unbatched else att
+        else:
+            att = None
+        if unbatched:
+            out = out.squeeze(0)  # (T, C)
+        elif not self.batch_first:
+            out = out.transpose(0, 1)  # (T, B, C)
+        return out, att
+
+    def _project(self, q, k, v, self_attention):
+        """Q_i, K_i, V_i for all heads, each (B, nh, T|S, hs)."""
+        B, T, C = q.size()
+        S = k.size(1)
+        nh, hs = self.num_heads, self.d_k
+        if self.layout == "per_head":
+            heads = []
+            for n, x in zip("QKV", (q, k, v)):
+                with _stage(f"{n.lower()}_proj"):
+                    Ws = getattr(self, f"W_i_{n}")
+                    bs = getattr(self, f"b_i_{n}") if self.bias else [None] * nh
+                    # head by head, as the article writes it: X_i = X · W_i (+ b_i), each (B, T|S, hs)
+                    xs = [x @ W_i if b_i is None else x @ W_i + b_i for W_i, b_i in zip(Ws, bs)]
+                    heads.append(torch.stack(xs, dim=1))  # (B, nh, T|S, hs)
+            return tuple(heads)
+        Wq, Wk, Wv = self._in_weights_out_in()
+        bq, bk, bv = self._in_biases()
+        if self_attention and self.packed:
+            # one matmul for Q, K and V (17-08 §7), like nanoGPT's c_attn
+            with _stage(("in_proj", (C, C, C))):
+                qkv = F.linear(q, self.in_proj_weight, self.in_proj_bias)  # (B, T, 3C)
+            qkv = qkv.view(B, T, 3, nh, hs)  # (B, T, 3, nh, hs)
+            return tuple(t.transpose(1, 2) for t in qkv.unbind(2))  # 3 × (B, nh, T, hs)
+        with _stage("q_proj"):
+            q = F.linear(q, Wq, bq)  # (B, T, C)
+        with _stage("k_proj"):
+            k = F.linear(k, Wk, bk)  # (B, S, C)
+        with _stage("v_proj"):
+            v = F.linear(v, Wv, bv)  # (B, S, C)
+        return (q.view(B, T, nh, hs).transpose(1, 2),  # (B, nh, T, hs)
+                k.view(B, S, nh, hs).transpose(1, 2),  # (B, nh, S, hs)
+                v.view(B, S, nh, hs).transpose(1, 2))  # (B, nh, S, hs)
+
+    # ------------------------------------------------------------- validation
+
+    def _batch_first_inputs(self, query, key, value):
+        """Check shapes; return query, key, value as (B, T|S, dim) views and whether input was unbatched."""
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            if not isinstance(t, torch.Tensor):
+                raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        layout = "(batch, n, {})" if self.batch_first else "(n, batch, {})"
+        if query.dim() not in (2, 3):
+            raise ValueError(f"query must be {layout.format('d_model')} or unbatched (n_q, d_model), "
+                             f"got shape {tuple(query.shape)}")
+        unbatched = query.dim() == 2
+        dims = (("query", query, self.d_model, "d_model"), ("key", key, self.kdim, "kdim"),
+                ("value", value, self.vdim, "vdim"))
+        for name, t, dim, dname in dims:
+            expected = f"(n, {dname}={dim})" if unbatched else layout.format(f"{dname}={dim}")
+            if t.dim() != query.dim() or t.size(-1) != dim:
+                raise ValueError(f"{name} must have shape {expected} like query {tuple(query.shape)}, "
+                                 f"got {tuple(t.shape)}")
+        if key.shape[:-1] != value.shape[:-1]:
+            raise ValueError(f"key and value must have the same leading dimensions (batch and n_k), "
+                             f"got key {tuple(key.shape)} and value {tuple(value.shape)}")
+        if unbatched:
+            return query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0), True
+        if not self.batch_first:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))  # (B, n, dim)
+        if query.size(0) != key.size(0):
+            raise ValueError(f"query and key must have the same batch size, "
+                             f"got {query.size(0)} and {key.size(0)}")
+        return query, key, value, False
+
+    def _merged_mask(self, key_padding_mask, attn_mask, is_causal, B, T, S, unbatched, dtype, explicit):
+        """One additive mask broadcastable to (B, nh, T, S), or None; and the is_causal flag for SDPA."""
+        nh = self.num_heads
+        if is_causal and attn_mask is None and key_padding_mask is None and not explicit:
+            return None, True  # SDPA builds the causal mask itself
+        if is_causal and attn_mask is None:
+            attn_mask = torch.ones(T, S, dtype=torch.bool, device=_device(self)).tril().logical_not()
+        mask = None
+        if attn_mask is not None:
+            ok = [(T, S), (nh, T, S)] if unbatched else [(T, S), (B * nh, T, S)]
+            if tuple(attn_mask.shape) not in ok:
+                names = ["(n_q, n_k)", "(num_heads, n_q, n_k)" if unbatched else "(batch·num_heads, n_q, n_k)"]
+                raise ValueError(f"attn_mask must have shape {names[0]} = {ok[0]} or {names[1]} = {ok[1]}, "
+                                 f"got {tuple(attn_mask.shape)}")
+            mask = _additive(attn_mask, dtype, "attn_mask")
+            mask = mask.view(B, nh, T, S) if mask.dim() == 3 else mask  # (B, nh, T, S) or (T, S)
+        if key_padding_mask is not None:
+            want = (S,) if unbatched else (B, S)
+            if tuple(key_padding_mask.shape) != want:
+                raise ValueError(f"key_padding_mask must have shape {'(n_k,)' if unbatched else '(batch, n_k)'}"
+                                 f" = {want}, got {tuple(key_padding_mask.shape)}")
+            kpm = _additive(key_padding_mask, dtype, "key_padding_mask").view(-1, 1, 1, S)  # (B, 1, 1, S)
+            mask = kpm if mask is None else mask + kpm
+        return mask, False
+
+
+def _device(m):
+    return m.out_proj.weight.device
+
+
+def _additive(mask, dtype, name):
+    """A boolean mask (True = not allowed) as 0/−inf; a float mask as is, in `dtype`."""
+    if mask.dtype == torch.bool:
+        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(mask, float("-inf"))
+    if not mask.is_floating_point():
+        raise ValueError(f"{name} must be a bool or floating-point tensor, got dtype {mask.dtype}")
+    return mask.to(dtype)
