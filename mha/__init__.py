@@ -14,9 +14,9 @@ import importlib
 _EXPORTS = {
     "MultiHeadAttention": "mha.attention",
     "LAYOUTS": "mha.attention",
-    "trace": "mha.trace",
-    "Trace": "mha.trace",
-    "TRACE_NAMES": "mha.trace",
+    "trace": "mha.tracing",
+    "Trace": "mha.tracing",
+    "TRACE_NAMES": "mha.tracing",
     "count_parameters": "mha.measure",
     "measure_flops": "mha.measure",
     "FlopReport": "mha.measure",
