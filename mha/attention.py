@@ -268,8 +268,8 @@ class MultiHeadAttention(nn.Module):
         B, T, C = q.size()  # batch, query length, d_model
         S = k.size(1)  # key length
         nh, hs = self.num_heads, self.d_k
-        mask, sdpa_causal = self._merged_mask(key_padding_mask, attn_mask, is_causal, B, T, S,
-                                              unbatched, q.dtype, need_weights or record is not None)
+        mask, sdpa_causal = self._merged_mask(key_padding_mask, attn_mask, is_causal, B, T, S, unbatched,
+                                              q.dtype, q.device, need_weights or record is not None)
 
         # projections: Q_i = Q·W_i^Q, ... for all heads at once, then split into heads
         Qh, Kh, Vh = self._project(q, k, v, self_attention)  # each (B, nh, T|S, hs)
@@ -383,13 +383,13 @@ class MultiHeadAttention(nn.Module):
                              f"got {query.size(0)} and {key.size(0)}")
         return query, key, value, False
 
-    def _merged_mask(self, key_padding_mask, attn_mask, is_causal, B, T, S, unbatched, dtype, explicit):
+    def _merged_mask(self, key_padding_mask, attn_mask, is_causal, B, T, S, unbatched, dtype, device, explicit):
         """One additive mask broadcastable to (B, nh, T, S), or None; and the is_causal flag for SDPA."""
         nh = self.num_heads
         if is_causal and attn_mask is None and key_padding_mask is None and not explicit:
             return None, True  # SDPA builds the causal mask itself
         if is_causal and attn_mask is None:
-            attn_mask = torch.ones(T, S, dtype=torch.bool, device=_device(self)).tril().logical_not()
+            attn_mask = torch.ones(T, S, dtype=torch.bool, device=device).tril().logical_not()  # (T, S)
         mask = None
         if attn_mask is not None:
             ok = [(T, S), (nh, T, S)] if unbatched else [(T, S), (B * nh, T, S)]
@@ -407,10 +407,6 @@ class MultiHeadAttention(nn.Module):
             kpm = _additive(key_padding_mask, dtype, "key_padding_mask").view(-1, 1, 1, S)  # (B, 1, 1, S)
             mask = kpm if mask is None else mask + kpm
         return mask, False
-
-
-def _device(m):
-    return m.out_proj.weight.device
 
 
 def _additive(mask, dtype, name):

@@ -177,3 +177,13 @@ def test_demo_runs_and_measures_405b(capsys):
     # 8nd² at n 8192, d 16384: 8 · 8192 · 268,435,456
     assert "17,592,186,044,416" in out
     assert "1,073,807,360" in out  # 4d² + 4d
+
+
+def test_importing_mha_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, mha, mha.measure, mha.tracing; assert 'torch' not in sys.modules; print(mha.__all__)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "MultiHeadAttention" in r.stdout
