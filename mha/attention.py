@@ -302,7 +302,7 @@ class MultiHeadAttention(nn.Module):
 
         y = y.transpose(1, 2).reshape(B, T, C)  # Concat(head_1..head_h): (B, T, nh·hs)
         if record is not None:
-            record.update(head_i=y.view(B, T, nh, hs).transpose(1, 2), concat=y)
+            record.update(head_i=y.view(B, T, nh, hs).transpose(1, 2), concat=y)  # head_i: (B, nh, T, hs)
         with _stage("out_proj"):
             out = self.out_proj(y)  # Concat · W^O: (B, T, C)
         if record is not None:
