@@ -1,0 +1,250 @@
+"""Read bank files into a :class:`~grader.bank.model.Bank`, reporting every error at once."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from grader import yamlio
+from grader.errors import ErrorList, GraderError, InputError, Location, SpecError
+
+from .model import KINDS, Bank, Derive, Measure, Mistake, Problem, Variant, frozen, plain
+
+FILE_KEYS = {"subject", "problems"}
+PROBLEM_KEYS = {
+    "id", "prompt", "kind", "points", "reference", "source", "tolerance", "sig_figs", "unit",
+    "choices", "feedback", "mistakes", "derive", "measure", "variant", "note", "partial",
+    "solution", "tests",
+}
+ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+RELATIONS = (">", "<", ">=", "<=")
+SKIP_DIRS = {"code", "__pycache__"}
+
+
+def bank_files(path) -> list[Path]:
+    """The bank's YAML files under ``path`` (a file or a folder; ``code/`` folders are the code
+    exercises' own and are skipped)."""
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    if not p.is_dir():
+        raise InputError("no such file or folder", Location(str(p)))
+    files = []
+    for q in sorted(p.rglob("*")):
+        rel = q.relative_to(p).parts
+        if any(part in SKIP_DIRS or part.startswith(".") for part in rel[:-1]):
+            continue
+        if q.is_file() and q.suffix in (".yaml", ".yml"):
+            files.append(q)
+    if not files:
+        raise InputError("no exercise files (*.yaml) in this folder", Location(str(p)))
+    return files
+
+
+def load_bank(path=None, *, spec=None) -> Bank:
+    """Read every bank file under ``path`` (None: the bundled ``exercises/``); raises one
+    :class:`ErrorList` with every problem found, each at file:line:column."""
+    if path is None:
+        from grader.data import bundled
+        path = bundled("exercises")
+    errors: list[GraderError] = []
+    problems: list[Problem] = []
+    seen: dict[str, Location] = {}
+    files = bank_files(path)
+    for f in files:
+        try:
+            doc = yamlio.load_file(f)
+        except InputError as e:
+            errors.append(e)
+            continue
+        for problem in _problems_of(doc, f, errors):
+            if problem.id in seen:
+                errors.append(SpecError(f"duplicate problem id {problem.id!r} (first at {seen[problem.id]})",
+                                        problem.location))
+                continue
+            seen[problem.id] = problem.location
+            problems.append(problem)
+    if errors:
+        raise ErrorList(errors)
+    return Bank(tuple(problems), tuple(str(f) for f in files), None if spec is None else str(spec))
+
+
+def _problems_of(doc, file: Path, errors: list) -> list[Problem]:
+    where = Location(str(file), 1, 1)
+    if not isinstance(doc, dict):
+        errors.append(SpecError("expected a mapping with 'subject' and 'problems'", where))
+        return []
+    for key in doc:
+        if key not in FILE_KEYS:
+            errors.append(SpecError(f"unknown key {key!r}; expected one of {', '.join(sorted(FILE_KEYS))}",
+                                    doc.key_loc(key)))
+    subject = str(doc.get("subject", ""))
+    items = doc.get("problems")
+    if not isinstance(items, list):
+        errors.append(SpecError("'problems' must be a list of problems", doc.loc_of("problems")))
+        return []
+    out = []
+    for i, item in enumerate(items):
+        loc = items.loc_of(i)
+        try:
+            out.append(_problem(item, loc, subject, file))
+        except ErrorList as e:
+            errors.extend(e.errors)
+    return out
+
+
+def _problem(item, loc: Location, subject: str, file: Path) -> Problem:
+    errs: list[GraderError] = []
+
+    def err(msg, key=None):
+        errs.append(SpecError(msg, item.loc_of(key) if key is not None and isinstance(item, dict) else loc))
+
+    if not isinstance(item, dict):
+        raise ErrorList([SpecError("a problem must be a mapping (id, prompt, kind, points, reference, ...)", loc)])
+    for key in item:
+        if key not in PROBLEM_KEYS:
+            errs.append(SpecError(f"unknown key {key!r} in a problem", item.key_loc(key)))
+    pid = item.get("id")
+    if not isinstance(pid, str) or not ID.match(pid):
+        err("'id' must look like SUBJECT/NAME, e.g. 17-08/example-1.d_k", "id")
+        pid = str(pid)
+    kind = item.get("kind")
+    if kind not in KINDS:
+        err(f"'kind' must be one of {', '.join(KINDS)}", "kind")
+    prompt = item.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        err("'prompt' must be the question's text", "prompt")
+    points = item.get("points", 1)
+    if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
+        err("'points' must be a number >= 0", "points")
+        points = 0
+    if "reference" not in item and kind != "code":
+        err("missing 'reference' (the verified right answer)")
+    reference = plain(item.get("reference"))
+    choices = ()
+    if kind == "choice":
+        raw = item.get("choices")
+        if not isinstance(raw, dict) or not raw:
+            err("a choice problem needs 'choices: {A: text, B: text, ...}'", "choices")
+        else:
+            choices = tuple((str(k), str(v)) for k, v in raw.items())
+            if str(reference) not in dict(choices):
+                err(f"reference {reference!r} is not one of the choices {', '.join(dict(choices))}", "reference")
+    feedback = item.get("feedback", {})
+    if not isinstance(feedback, dict):
+        err("'feedback' must map an outcome (correct, wrong, ...) to a text", "feedback")
+        feedback = {}
+    derive = _derive(item, kind, err)
+    measure = _measure(item, err)
+    variant = _variant(item, err)
+    if variant is not None and derive is None:
+        err("a problem with a 'variant' needs a 'derive' formula for its reference", "variant")
+    mistakes = _mistakes(item, err)
+    partial = ()
+    if "partial" in item:
+        raw = item["partial"]
+        if not isinstance(raw, list) or not all(isinstance(x, dict) and "answer" in x and "credit" in x for x in raw):
+            err("'partial' must be a list of {answer, credit} (credit: fraction of the points)", "partial")
+        else:
+            partial = tuple((float(x["credit"]), plain(x["answer"])) for x in raw)
+    sig_figs = item.get("sig_figs")
+    if sig_figs is not None and (not isinstance(sig_figs, int) or sig_figs < 1):
+        err("'sig_figs' must be a positive integer", "sig_figs")
+    source = item.get("source", "")
+    if isinstance(source, dict):
+        source = " ".join(str(source.get(k, "")) for k in ("document", "section")).strip()
+    if errs:
+        raise ErrorList(errs)
+    base = file.parent
+    return Problem(
+        id=pid, kind=kind, points=points, prompt=prompt.strip(), reference=reference, location=loc,
+        subject=subject, source=str(source), tolerance=plain(item.get("tolerance")), sig_figs=sig_figs,
+        unit=item.get("unit"), choices=choices, feedback=frozen(plain(feedback)), mistakes=mistakes,
+        derive=derive, measure=measure, variant=variant, partial=partial, note=str(item.get("note", "")),
+        solution=str(base / item["solution"]) if item.get("solution") else None,
+        tests=str(base / item["tests"]) if item.get("tests") else None,
+    )
+
+
+def _at(raw, err, key):
+    if raw is None:
+        return frozen()
+    if not isinstance(raw, dict) or not all(isinstance(k, str) for k in raw):
+        err("'at' must map symbol names to values", key)
+        return frozen()
+    return frozen(plain(raw))
+
+
+def _derive(item, kind, err) -> Derive | None:
+    raw = item.get("derive")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        err("'derive' must be {formula, at} (or {lhs, op, rhs, at} for a relation)", "derive")
+        return None
+    at = _at(raw.get("at"), err, "derive")
+    if kind == "relation":
+        if raw.get("op") not in RELATIONS or not isinstance(raw.get("lhs"), str) or not isinstance(raw.get("rhs"), str):
+            err(f"a relation's 'derive' must be {{lhs, op, rhs}} with op one of {' '.join(RELATIONS)}", "derive")
+            return None
+        return Derive((raw["lhs"], raw["rhs"]), at, raw["op"])
+    formula = raw.get("formula")
+    if isinstance(formula, list) and kind == "shape" and all(isinstance(f, (str, int)) for f in formula):
+        return Derive(tuple(str(f) for f in formula), at)
+    if not isinstance(formula, str):
+        err("'derive.formula' must be a spec formula name or an expression in the spec's symbols"
+            + (" (a list, one per axis, for a shape)" if kind == "shape" else ""), "derive")
+        return None
+    return Derive(formula, at)
+
+
+def _measure(item, err) -> Measure | None:
+    raw = item.get("measure")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("quantity"), str):
+        err("'measure' must be {quantity, at}, e.g. {quantity: params, at: {d: 512, h: 8}}", "measure")
+        return None
+    axis = raw.get("axis")
+    if axis is not None and (not isinstance(axis, int) or isinstance(axis, bool) or axis < 0):
+        err("'measure.axis' must be an axis index (0, 1, ...) of a measured shape", "measure")
+    at = raw.get("at")
+    if isinstance(at, list):
+        if item.get("kind") not in ("expression",) or not at:
+            err("'measure.at' may be a list of points only for an expression", "measure")
+            return None
+        points = tuple(_at(p, err, "measure") for p in at)
+        return Measure(raw["quantity"], frozen(), points, axis)
+    return Measure(raw["quantity"], _at(at, err, "measure"), (), axis)
+
+
+def _variant(item, err) -> Variant | None:
+    raw = item.get("variant")
+    if raw is None:
+        return None
+    choose = raw.get("choose") if isinstance(raw, dict) else None
+    if (not isinstance(choose, dict) or not choose
+            or not all(isinstance(v, list) and v and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+                       for v in choose.values())):
+        err("'variant' must be {seed_from: learner, choose: {symbol: [integers], ...}}", "variant")
+        return None
+    seed_from = raw.get("seed_from", "learner")
+    if seed_from != "learner":
+        err("'variant.seed_from' must be 'learner'", "variant")
+    return Variant(seed_from, tuple((str(k), tuple(v)) for k, v in choose.items()))
+
+
+def _mistakes(item, err) -> tuple:
+    raw = item.get("mistakes", [])
+    if not isinstance(raw, list):
+        err("'mistakes' must be a list of {answer or formula, feedback}", "mistakes")
+        return ()
+    out = []
+    for i, m in enumerate(raw):
+        if not isinstance(m, dict) or not isinstance(m.get("feedback"), str) or ("answer" in m) == ("formula" in m):
+            err("each mistake needs 'feedback' and exactly one of 'answer' or 'formula'", "mistakes")
+            continue
+        out.append(Mistake(m["feedback"], plain(m.get("answer")), m.get("formula"),
+                           frozen(plain(m.get("at") or {})), raw.loc_of(i)))
+    return tuple(out)
+
+
