@@ -1,0 +1,50 @@
+"""Helpers shared by the check kinds: substituting values, writing exact numbers."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..figures import fmt
+from ..model import CheckResult, frozen_map
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a check runs with: the subject, the device for real computations, the seed."""
+
+    subject: Any
+    device: str = "cpu"
+    seed: int = 0
+
+
+def substitute(expr, values):
+    """expr with each symbol named in ``values`` replaced by its exact value."""
+    import sympy
+
+    by_name = {s.name: s for s in expr.free_symbols}
+    subs = {}
+    for name, v in values.items():
+        if name in by_name:
+            subs[by_name[name]] = sympy.Rational(str(v)) if isinstance(v, float) else sympy.Integer(v)
+    return expr.xreplace(subs) if subs else expr
+
+
+def evaluate_exact(expr, values):
+    """The exact number expr takes at ``values``; ValueError naming the symbols left free."""
+    out = substitute(expr, values)
+    free = getattr(out, "free_symbols", set())
+    if free:
+        raise ValueError(f"no value given for {', '.join(sorted(s.name for s in free))}")
+    return out
+
+
+def show_values(values) -> str:
+    return ", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in values.items())
+
+
+def result(kind, verdict, summary, method="", **details) -> CheckResult:
+    return CheckResult(kind, verdict, summary, frozen_map(details), method)
+
+
+def num(x) -> str:
+    return fmt(x)

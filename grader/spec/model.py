@@ -1,0 +1,149 @@
+"""The spec's value objects: a subject, its claims and their checks, and the results.
+
+Everything here is a frozen dataclass; the loader (:mod:`grader.spec.load`) builds
+them from YAML and the runner (:mod:`grader.spec.run`) turns claims into results.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from grader.errors import Location
+
+VERDICTS = ("holds", "refuted", "error", "unverifiable")
+EXPECTATIONS = ("holds", "refuted", "unverifiable")
+
+
+def frozen_map(d=None) -> Mapping:
+    """A read-only mapping (for fields of frozen dataclasses)."""
+    return MappingProxyType(dict(d or {}))
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a claim stands: a document (by key in the subject's sources) and a section."""
+
+    document: str
+    section: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.document} {self.section}".strip()
+
+
+@dataclass(frozen=True)
+class Document:
+    """One source text of a subject."""
+
+    key: str
+    title: str
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Configuration data of a real model, recorded with its citation."""
+
+    key: str
+    name: str
+    citation: str
+    values: Mapping = field(default_factory=frozen_map)
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of a claim: its kind and its (already validated) parameters.
+
+    ``params`` maps each field of the check to its loaded value; expressions are
+    already parsed (sympy) and values already numbers, so running needs no text.
+    """
+
+    kind: str
+    params: Mapping
+    location: Location | None = None
+
+    def __getitem__(self, key):
+        return self.params[key]
+
+    def get(self, key, default=None):
+        return self.params.get(key, default)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim as the text states it, where it stands, how it is checked, what the author expects."""
+
+    id: str
+    quote: str
+    source: Source
+    checks: tuple
+    expect: str
+    corrected: str = ""
+    note: str = ""
+    location: Location | None = None
+    subject: str = ""
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A subject: its sources, symbols (a grader.expr SymbolTable), formulas, models and claims."""
+
+    id: str
+    title: str
+    documents: Mapping
+    table: Any
+    formulas: Mapping
+    constraints: tuple
+    models: Mapping
+    claims: tuple
+    file: str = ""
+
+    def claim(self, claim_id: str) -> Claim | None:
+        return next((c for c in self.claims if c.id == claim_id), None)
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A constraint on the symbols: ``divides`` (a divides b) or a relation."""
+
+    text: str
+    kind: str            # "divides" | "relation"
+    args: tuple          # (a, b) sympy exprs for divides; (relation,) otherwise
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What one check found: a verdict and its evidence (one line plus details)."""
+
+    kind: str
+    verdict: str
+    summary: str
+    details: Mapping = field(default_factory=frozen_map)
+    method: str = ""     # "symbolic" | "measured" | "config" | ""
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """The verdict on one claim, with the results of its checks."""
+
+    claim: Claim
+    verdict: str
+    checks: tuple
+    seconds: float = 0.0
+    disagreement: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == self.claim.expect
+
+    @property
+    def evidence(self) -> str:
+        """One line: the first check that decided the verdict, else the first check."""
+        if self.disagreement:
+            return self.disagreement
+        for r in self.checks:
+            if r.verdict == self.verdict:
+                return r.summary
+        return self.checks[0].summary if self.checks else ""

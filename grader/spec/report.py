@@ -1,0 +1,134 @@
+"""Reports of a check-spec run: text (rich tables; colour only on a terminal), json, junit."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from .model import VERDICTS
+
+COLOURS = {"holds": "green", "refuted": "yellow", "error": "red", "unverifiable": "cyan"}
+
+
+def summary(subject_results) -> dict:
+    """Counts by verdict, how many met their expectation, and how many did not."""
+    results = [r for s in subject_results for r in s.results]
+    counts = Counter(r.verdict for r in results)
+    return {"claims": len(results), **{v: counts.get(v, 0) for v in VERDICTS},
+            "ok": sum(r.ok for r in results), "unexpected": sum(not r.ok for r in results)}
+
+
+def claim_dict(r) -> dict:
+    c = r.claim
+    evidence = {"summary": r.evidence,
+                "checks": [{"kind": x.kind, "verdict": x.verdict, "method": x.method, "summary": x.summary,
+                            "details": _plain(dict(x.details))} for x in r.checks]}
+    if c.corrected:
+        evidence["corrected"] = c.corrected
+    if r.disagreement:
+        evidence["disagreement"] = r.disagreement
+    return {"id": c.id, "subject": c.subject, "quote": c.quote,
+            "source": {"document": c.source.document, "section": c.source.section},
+            "verdict": r.verdict, "expected": c.expect, "ok": r.ok, "evidence": evidence,
+            "location": str(c.location) if c.location else None, "seconds": round(r.seconds, 4)}
+
+
+def _plain(x):
+    if isinstance(x, dict) or hasattr(x, "items"):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (bool, int, float, str)) or x is None:
+        return x
+    return str(x)
+
+
+def to_json(subject_results) -> str:
+    return json.dumps({"subjects": [{"id": s.subject.id, "title": s.subject.title, "file": s.subject.file}
+                                    for s in subject_results],
+                       "claims": [claim_dict(r) for s in subject_results for r in s.results],
+                       "summary": summary(subject_results)}, ensure_ascii=False, indent=2) + "\n"
+
+
+def to_junit(subject_results) -> str:
+    """JUnit XML: a testsuite per subject, a testcase per claim (failure: verdict ≠ expected;
+    error: the claim could not be checked; skipped: unverifiable as expected)."""
+    from xml.etree import ElementTree as ET
+
+    s = summary(subject_results)
+    root = ET.Element("testsuites", name="grader check-spec", tests=str(s["claims"]),
+                      failures=str(sum(1 for x in subject_results for r in x.results if not r.ok and r.verdict != "error")),
+                      errors=str(s["error"]))
+    for sr in subject_results:
+        suite = ET.SubElement(root, "testsuite", name=f"{sr.subject.id} {sr.subject.title}",
+                              tests=str(len(sr.results)),
+                              failures=str(sum(1 for r in sr.results if not r.ok and r.verdict != "error")),
+                              errors=str(sum(1 for r in sr.results if r.verdict == "error")),
+                              time=f"{sum(r.seconds for r in sr.results):.3f}")
+        for r in sr.results:
+            case = ET.SubElement(suite, "testcase", classname=f"{sr.subject.id}.{r.claim.source.document}",
+                                 name=r.claim.id, time=f"{r.seconds:.3f}")
+            text = _detail(r)
+            if r.verdict == "error":
+                ET.SubElement(case, "error", message=r.evidence[:500]).text = text
+            elif not r.ok:
+                ET.SubElement(case, "failure", message=f"verdict {r.verdict}, expected {r.claim.expect}").text = text
+            elif r.verdict == "unverifiable":
+                ET.SubElement(case, "skipped", message=r.evidence[:500])
+            ET.SubElement(case, "system-out").text = text
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _detail(r) -> str:
+    lines = [f"quote: {r.claim.quote}", f"source: {r.claim.source}", f"verdict: {r.verdict} (expected {r.claim.expect})"]
+    lines += [f"- {x.kind} [{x.verdict}]: {x.summary}" for x in r.checks]
+    if r.disagreement:
+        lines.append(r.disagreement)
+    if r.claim.corrected:
+        lines.append(f"corrected: {r.claim.corrected}")
+    return "\n".join(lines)
+
+
+def to_text(subject_results, *, verbose=False, colour=None, width=None) -> str:
+    """Per subject a table (claim, verdict, expected, evidence) and a summary line."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(record=True, force_terminal=bool(colour), no_color=not colour, width=width or 160,
+                      file=_Null(), highlight=False)
+    for sr in subject_results:
+        table = Table(title=f"{sr.subject.id} — {sr.subject.title}", show_lines=verbose, expand=False)
+        id_width = max([len(r.claim.id) for r in sr.results] + [5])
+        table.add_column("claim", no_wrap=True, min_width=id_width)
+        table.add_column("verdict", no_wrap=True, min_width=14)
+        table.add_column("expected", no_wrap=True, min_width=12)
+        table.add_column("evidence", overflow="fold" if verbose else "ellipsis", no_wrap=not verbose,
+                         max_width=max(30, (width or 160) - id_width - 40))
+        for r in sr.results:
+            mark = "" if r.ok else " ✗"
+            evidence = _detail(r) if verbose else r.evidence
+            table.add_row(r.claim.id, Text(r.verdict + mark, style=COLOURS[r.verdict] if colour else ""),
+                          r.claim.expect, evidence)
+        console.print(table)
+    s = summary(subject_results)
+    line = (f"{s['claims']} claims: {s['holds']} hold, {s['refuted']} refuted, {s['unverifiable']} unverifiable, "
+            f"{s['error']} errors; {s['unexpected']} not as expected")
+    console.print(Text(line, style=("green" if not s["unexpected"] else "red") if colour else ""))
+    return console.export_text(styles=bool(colour))
+
+
+class _Null:
+    def write(self, s):
+        return len(s)
+
+    def flush(self):
+        pass
+
+
+def render(subject_results, fmt: str, *, verbose=False, colour=None) -> str:
+    if fmt == "json":
+        return to_json(subject_results)
+    if fmt == "junit":
+        return to_junit(subject_results)
+    return to_text(subject_results, verbose=verbose, colour=colour)
