@@ -1,0 +1,113 @@
+"""Write a grading :class:`~grader.grade.run.Report` as text, json, junit or gradescope.
+
+json (fields other tools rely on)::
+
+    {"submissions": [{"learner", "file", "score", "max_score", "unanswered",
+                      "results": [{"id", "answer", "score", "max_score", "correct",
+                                   "feedback", "status", "read_as", "variant", "location"}]}],
+     "errors": [{"location", "message"}],
+     "summary": {"submissions", "answers", "errors"}}
+
+gradescope: Gradescope's autograder ``results.json``: ``score`` and ``tests``, each with
+``name``, ``score``, ``max_score``, ``status`` (passed/failed) and ``output``; one submission
+per file, as Gradescope runs one.
+"""
+from __future__ import annotations
+
+import json
+from xml.etree import ElementTree as ET
+
+FORMATS = ("text", "json", "junit", "gradescope")
+
+
+def _num(x):
+    return int(x) if float(x).is_integer() else x
+
+
+def to_dict(report) -> dict:
+    subs = []
+    for s in report.submissions:
+        subs.append({
+            "learner": s.learner, "file": s.file, "score": _num(s.score), "max_score": _num(s.max_score),
+            "results": [{
+                "id": r.id, "answer": r.answer, "score": _num(r.score), "max_score": _num(r.max_score),
+                "correct": r.correct, "feedback": r.feedback, "status": r.status, "read_as": r.read_as,
+                "variant": r.variant, "location": str(r.location) if r.location else None,
+            } for r in s.results],
+            "unanswered": list(s.unanswered),
+        })
+    errors = [{"location": str(e.location) if e.location else None, "message": e.message} for e in report.errors]
+    return {"submissions": subs, "errors": errors,
+            "summary": {"submissions": len(subs), "answers": sum(len(s.results) for s in report.submissions),
+                        "errors": len(errors)}}
+
+
+def as_json(report) -> str:
+    return json.dumps(to_dict(report), indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+MARK = {"correct": "✓", "partial": "~", "wrong": "✗", "invalid": "✗", "unknown": "?", "needs_person": "…",
+        "error": "!"}
+
+
+def as_text(report) -> str:
+    lines = []
+    for e in report.errors:
+        lines.append(f"error: {e}")
+    for s in report.submissions:
+        lines.append(f"{s.learner} ({s.file}): {_num(s.score)}/{_num(s.max_score)}"
+                     + (f", {len(s.unanswered)} unanswered" if s.unanswered else ""))
+        for r in s.results:
+            answer = r.answer if isinstance(r.answer, str) else json.dumps(r.answer, default=str)
+            lines.append(f"  {MARK.get(r.status, ' ')} {r.id}  {_num(r.score)}/{_num(r.max_score)}  "
+                         f"{answer!s}  — {r.feedback}" + (f" [read as {r.read_as}]" if r.read_as and r.read_as not in r.feedback else ""))
+    n = sum(len(s.results) for s in report.submissions)
+    lines.append(f"{len(report.submissions)} submissions, {n} answers graded"
+                 + (f", {len(report.errors)} input errors" if report.errors else ""))
+    return "\n".join(lines) + "\n"
+
+
+def as_junit(report) -> str:
+    suites = ET.Element("testsuites", name="grader grade")
+    for s in report.submissions:
+        failures = sum(1 for r in s.results if r.correct is False)
+        skipped = sum(1 for r in s.results if r.correct is None)
+        suite = ET.SubElement(suites, "testsuite", name=s.learner, tests=str(len(s.results)),
+                              failures=str(failures), skipped=str(skipped), errors="0", file=s.file)
+        for r in s.results:
+            case = ET.SubElement(suite, "testcase", classname=s.learner, name=r.id,
+                                 file=str(r.location.file) if r.location else s.file,
+                                 line=str(r.location.line) if r.location and r.location.line else "")
+            ET.SubElement(case, "system-out").text = f"score {_num(r.score)}/{_num(r.max_score)}: {r.feedback}"
+            if r.correct is False:
+                ET.SubElement(case, "failure", message=r.feedback, type=r.status).text = f"answer: {r.answer}"
+            elif r.correct is None:
+                ET.SubElement(case, "skipped", message=r.feedback)
+    if report.errors:
+        suite = ET.SubElement(suites, "testsuite", name="input", tests=str(len(report.errors)),
+                              failures="0", errors=str(len(report.errors)), skipped="0")
+        for e in report.errors:
+            case = ET.SubElement(suite, "testcase", classname="input", name=str(e.location or "input"))
+            ET.SubElement(case, "error", message=e.message)
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def as_gradescope(report) -> str:
+    if len(report.submissions) != 1:
+        from grader.errors import InputError
+        raise InputError(f"gradescope's results.json holds one submission; got {len(report.submissions)}")
+    s = report.submissions[0]
+    tests = [{
+        "name": r.id, "score": _num(r.score), "max_score": _num(r.max_score),
+        "status": "passed" if r.correct else "failed",
+        "output": f"Your answer: {r.answer}\n{r.feedback}",
+    } for r in s.results]
+    out = {"score": _num(s.score), "max_score": _num(s.max_score), "tests": tests}
+    if report.errors:
+        out["output"] = "\n".join(str(e) for e in report.errors)
+    return json.dumps(out, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def render(report, fmt: str) -> str:
+    return {"text": as_text, "json": as_json, "junit": as_junit, "gradescope": as_gradescope}[fmt](report)

@@ -1,0 +1,198 @@
+"""Worker processes that check untrusted answers under limits.
+
+Each worker is a forked process with ``resource.setrlimit`` on its address space
+(``RLIMIT_AS``: a memory hog gets MemoryError) and its CPU time (``RLIMIT_CPU``, renewed for
+each answer: SIGXCPU), and each answer runs under a wall-clock alarm (SIGALRM). Whatever
+blocks inside C code past the time-out is killed from outside by the parent, which replaces
+the worker and re-sends the rest of its queue. An answer that exceeds its limits comes back
+as a :class:`Failure` ("too complex"), never as the batch's failure.
+
+Workers are forked *after* the caller has prepared everything they need (the answer specs),
+so a task is only ``(task id, spec index, raw answer)``: little to pickle.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import resource
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-answer limits: wall-clock seconds, CPU seconds, extra address space (MiB)."""
+
+    timeout_s: float = 2.0
+    cpu_s: int = 3
+    memory_mb: int = 1024
+    grace_s: float = 1.0        # past the time-out, the parent kills a worker stuck in C code
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An answer that could not be checked: ``reason`` is "timeout", "memory", "died" or "error"."""
+
+    reason: str
+    detail: str = ""
+
+
+class _TooComplex(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _TooComplex("cpu" if signum == signal.SIGXCPU else "time")
+
+
+def _vm_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
+def _worker(conn, handler, limits: Limits):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGXCPU, _alarm)
+    try:
+        cap = _vm_bytes() + limits.memory_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    except (ValueError, OSError):
+        pass
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    while True:
+        try:
+            chunk = conn.recv()
+        except (EOFError, OSError):
+            return
+        if chunk is None:
+            return
+        for tid, payload in chunk:
+            used = resource.getrusage(resource.RUSAGE_SELF)
+            soft = int(used.ru_utime + used.ru_stime) + limits.cpu_s + 1
+            try:
+                resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+            except (ValueError, OSError):
+                pass
+            signal.setitimer(signal.ITIMER_REAL, limits.timeout_s)
+            try:
+                out = handler(payload)
+            except _TooComplex as e:
+                out = Failure("timeout", str(e))
+            except MemoryError:
+                out = Failure("memory")
+            except RecursionError:
+                out = Failure("timeout", "recursion")
+            except Exception as e:  # the handler's bug, reported for this answer only
+                out = Failure("error", f"{type(e).__name__}: {e}"[:300])
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            try:
+                conn.send((tid, out))
+            except (MemoryError, RecursionError, TypeError, ValueError) as e:
+                conn.send((tid, Failure("error", f"result could not be sent: {type(e).__name__}")))
+
+
+class _Slot:
+    def __init__(self, ctx, handler, limits):
+        parent, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=_worker, args=(child, handler, limits), daemon=True)
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        self.outstanding: deque = deque()
+        self.since = time.monotonic()
+
+    def kill(self):
+        try:
+            self.proc.kill()
+        except (OSError, ValueError):
+            pass
+        self.proc.join(timeout=5)
+        self.conn.close()
+
+
+def run_tasks(tasks, handler, *, jobs: int = 2, limits: Limits = Limits(), on_result=None) -> dict:
+    """Run ``handler(payload)`` for each ``(tid, payload)`` of ``tasks`` in ``jobs`` workers.
+
+    Returns ``{tid: result or Failure}``. ``on_result(n)`` is called as results arrive.
+    The handler must be importable or inherited through fork (it is, on Linux).
+    """
+    tasks = list(tasks)
+    results: dict = {}
+    if not tasks:
+        return results
+    ctx = mp.get_context("fork")
+    jobs = max(1, min(jobs, len(tasks)))
+    queue = deque(tasks)
+    chunk = max(1, min(64, len(tasks) // (jobs * 4) or 1))
+    slots = [_Slot(ctx, handler, limits) for _ in range(jobs)]
+    budget = limits.timeout_s + limits.grace_s
+
+    def feed(slot):
+        if slot.outstanding or not queue:
+            return
+        part = [queue.popleft() for _ in range(min(chunk, len(queue)))]
+        slot.outstanding.extend(tid for tid, _ in part)
+        slot.since = time.monotonic()
+        try:
+            slot.conn.send(part)
+        except (OSError, ValueError):
+            pass  # the worker died: its sentinel reports it below
+
+    def replace(slot, reason, detail=""):
+        """The worker died or hung: its current answer fails, the rest goes back in the queue."""
+        slot.kill()
+        if slot.outstanding:
+            results[slot.outstanding.popleft()] = Failure(reason, detail)
+            if on_result:
+                on_result(1)
+        pending = {tid for tid in slot.outstanding}
+        queue.extendleft(reversed([t for t in tasks if t[0] in pending and t[0] not in results]))
+        fresh = _Slot(ctx, handler, limits)
+        slots[slots.index(slot)] = fresh
+        return fresh
+
+    try:
+        for s in slots:
+            feed(s)
+        while len(results) < len(tasks):
+            ready = wait([s.conn for s in slots] + [s.proc.sentinel for s in slots], timeout=0.05)
+            now = time.monotonic()
+            for s in list(slots):
+                if s.conn in ready:
+                    try:
+                        while s.conn.poll():
+                            tid, out = s.conn.recv()
+                            if s.outstanding and s.outstanding[0] == tid:
+                                s.outstanding.popleft()
+                            results[tid] = out
+                            s.since = time.monotonic()
+                            if on_result:
+                                on_result(1)
+                    except (EOFError, OSError):
+                        s = replace(s, "died", "the worker process died")
+                        feed(s)
+                        continue
+                if s.proc.sentinel in ready and not s.proc.is_alive():
+                    s = replace(s, "died", f"the worker process died (exit {s.proc.exitcode})")
+                elif s.outstanding and now - s.since > budget:
+                    s = replace(s, "timeout", "killed after the wall-clock limit")
+                feed(s)
+    finally:
+        for s in slots:
+            try:
+                s.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for s in slots:
+            s.proc.join(timeout=1)
+            if s.proc.is_alive():
+                s.kill()
+    return results
