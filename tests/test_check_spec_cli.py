@@ -1,0 +1,152 @@
+"""`grader check-spec` through click's CliRunner: exit codes, formats, --only, --output; the bundled
+subject passes; a run that needs no measurement never imports torch."""
+import json
+import subprocess
+import sys
+from xml.etree import ElementTree as ET
+
+import pytest
+from click.testing import CliRunner
+
+from grader.cli import cli, main
+from spec_helpers import claim, write_spec
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, ["check-spec", *map(str, args)])
+
+
+@pytest.fixture
+def mixed(tmp_path):
+    """Two claims that meet their expectation and one that does not."""
+    return write_spec(tmp_path,
+                      claim("p-ok", "holds", ['{kind: numeric, expr: "4*d^2", at: {d: 512}, claimed: "1,048,576"}']),
+                      claim("p-refuted", "refuted", ['{kind: numeric, expr: "n*d^2 + 2*n^2*d", at: {n: 2048, d: 4096}, claimed: "≈ 68.8B"}']),
+                      claim("q-wrong", "holds", ['{kind: identity, lhs: "h*d_v", rhs: "h*d"}']))
+
+
+def test_exit_0_when_all_as_expected(mixed):
+    r = invoke(mixed, "--only", "p-*")
+    assert r.exit_code == 0, r.output
+    assert "p-ok" in r.output and "p-refuted" in r.output and "q-wrong" not in r.output
+    assert "2 claims: 1 hold, 1 refuted" in r.output
+
+
+def test_exit_1_when_a_verdict_differs(mixed):
+    r = invoke(mixed)
+    assert r.exit_code == 1, r.output
+    assert "q-wrong" in r.output and "✗" in r.output
+    assert "\x1b[" not in r.output                     # no colour off a terminal
+
+
+def test_exit_2_for_an_invalid_spec_with_every_error(tmp_path):
+    p = write_spec(tmp_path, claim("a", "holds", ['{kind: guess}']),
+                   claim("a", "holds", ['{kind: numeric, expr: "zz", claimed: "1"}']))
+    with pytest.raises(SystemExit) as info:
+        main(["check-spec", str(p)])
+    assert info.value.code == 2
+
+
+def test_invalid_spec_messages_on_stderr(tmp_path, capsys):
+    p = write_spec(tmp_path, claim("a", "holds", ['{kind: guess}']),
+                   claim("a", "holds", ['{kind: numeric, expr: "d", at: {d: 1}, claimed: "1"}']))
+    with pytest.raises(SystemExit):
+        main(["check-spec", str(p)])
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if x.startswith("error: ")]
+    assert len(lines) == 2
+    assert any("unknown check kind 'guess'" in x for x in lines)
+    assert any("duplicate claim id 'a'" in x for x in lines)
+    assert all(x.startswith(f"error: {p}:") for x in lines)
+    assert "Traceback" not in err
+
+
+def test_exit_2_for_bad_usage(tmp_path, mixed):
+    assert invoke("--format", "xml").exit_code == 2
+    assert invoke(tmp_path / "missing.yaml").exit_code == 2
+    r = invoke(mixed, "--only", "nothing-*")
+    assert r.exit_code == 2 and "no claim id matches" in r.output
+
+
+def test_json_fields(mixed):
+    r = invoke(mixed, "--format", "json")
+    assert r.exit_code == 1
+    data = json.loads(r.output)
+    claims = {c["id"]: c for c in data["claims"]}
+    assert set(claims) == {"p-ok", "p-refuted", "q-wrong"}
+    c = claims["p-refuted"]
+    assert {"id", "subject", "quote", "source", "verdict", "expected", "ok", "evidence"} <= set(c)
+    assert (c["subject"], c["verdict"], c["expected"], c["ok"]) == ("t-1", "refuted", "refuted", True)
+    assert c["source"] == {"document": "text", "section": "s1"}
+    assert c["evidence"]["corrected"] == "the right statement"
+    assert "68,719,476,736" in c["evidence"]["summary"]        # 2^35 + 2^35
+    assert claims["q-wrong"]["ok"] is False
+    assert data["summary"] == {"claims": 3, "holds": 1, "refuted": 2, "error": 0, "unverifiable": 0,
+                               "ok": 2, "unexpected": 1}
+
+
+def test_junit_one_testcase_per_claim(mixed, tmp_path):
+    out = tmp_path / "report.xml"
+    r = invoke(mixed, "--format", "junit", "--output", out)
+    assert r.exit_code == 1
+    assert "report written to" in r.output
+    root = ET.parse(out).getroot()
+    cases = root.findall(".//testcase")
+    assert sorted(c.get("name") for c in cases) == ["p-ok", "p-refuted", "q-wrong"]
+    failed = [c.get("name") for c in cases if c.find("failure") is not None]
+    assert failed == ["q-wrong"]
+    assert root.get("tests") == "3" and root.get("failures") == "1"
+
+
+def test_output_file_and_verbose(mixed, tmp_path):
+    out = tmp_path / "report.txt"
+    r = invoke(mixed, "--only", "p-refuted", "-v", "--output", out)
+    assert r.exit_code == 0
+    text = out.read_text(encoding="utf-8")
+    assert "corrected: the right statement" in text and "quote: quote of p-refuted" in text
+
+
+def test_bundled_subject_passes():
+    r = invoke("--format", "json")
+    assert r.exit_code == 0, r.output[-3000:]
+    data = json.loads(r.output)
+    claims = {c["id"]: c for c in data["claims"]}
+    assert {c["source"]["document"] for c in data["claims"]} == {"subject", "article"}
+    assert data["summary"]["unexpected"] == 0 and data["summary"]["error"] == 0
+    # Example 3 as real FLOPs: 8·2048·4096² = 2^38; 4·2048²·4096 = 2^36; total 2^38 + 2^36
+    assert "274,877,906,944" in json.dumps(claims["s-ex3-projections"]["evidence"])
+    assert "343,597,383,680" in json.dumps(claims["s-ex3-total"]["evidence"])
+    assert "68,719,476,736" in json.dumps(claims["s-ex3-total"]["evidence"])
+    # §4: crossover at n = 2d, not n = d
+    assert claims["s-4-dominance"]["verdict"] == "refuted"
+    assert "n = 2*d" in json.dumps(claims["s-4-dominance"]["evidence"])
+    # exactly 4d²: 4·512² + 4·512 = 1,050,624 measured
+    assert "1,050,624" in json.dumps(claims["s-sum5-params-exactly-4d2"]["evidence"])
+    # Practice 4: 256·128²·4 = 16,777,216 bytes ≈ 16.8 MB holds
+    assert claims["s-p4-memory"]["verdict"] == "holds"
+    assert "16,777,216" in json.dumps(claims["s-p4-memory"]["evidence"])
+    # the article: fused and per-head have the same parameters (4·512² + 4·512)
+    assert claims["a-5-fewer-parameters"]["verdict"] == "refuted"
+    assert claims["a-4-gpt3-96-heads"]["verdict"] == "holds"
+    assert claims["a-4-llama31-128-heads"]["verdict"] == "holds"
+    assert claims["a-4-gpt4-undisclosed"]["verdict"] == "unverifiable"
+    assert claims["s-pitfalls-empty"]["verdict"] == "unverifiable"
+
+
+def test_no_torch_when_no_claim_measures(mixed):
+    code = ("import sys\nfrom grader.cli import main\n"
+            "try:\n    main(['check-spec', '--format', 'json', %r])\n"
+            "except SystemExit as e:\n    assert e.code == 1, e.code\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'\nprint('NO-TORCH')\n" % str(mixed))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "NO-TORCH" in r.stdout, r.stderr[-2000:]
+
+
+def test_torch_is_imported_when_a_claim_measures(tmp_path):
+    p = write_spec(tmp_path, claim("m", "holds", ['{kind: measure, quantity: params, at: {d: 8, h: 2}, claimed: "288"}']))
+    code = ("import sys\nfrom grader.cli import main\n"
+            "try:\n    main(['check-spec', %r])\n"
+            "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+            "print('TORCH' if 'torch' in sys.modules else 'NONE')\n" % str(p))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip().endswith("TORCH"), r.stderr[-2000:]   # 4·8² + 4·8 = 288
