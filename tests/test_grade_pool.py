@@ -1,0 +1,36 @@
+"""The worker pool: an answer past its limits fails alone, a dead worker is replaced,
+and every task comes back exactly once."""
+import os
+
+from grader.grade.pool import Failure, Limits, run_tasks
+
+
+def handler(payload):
+    kind, value = payload
+    if kind == "loop":
+        while True:
+            pass
+    if kind == "hog":
+        return len(bytearray(8 * 2**30))          # past RLIMIT_AS
+    if kind == "die":
+        os._exit(7)
+    if kind == "raise":
+        raise ValueError("boom")
+    return value * 3
+
+
+def test_each_task_once_with_failures_isolated():
+    payloads = [("ok", 1), ("loop", 0), ("ok", 2), ("hog", 0), ("die", 0), ("raise", 0)] + [("ok", i) for i in range(10, 60)]
+    tasks = list(enumerate(payloads))
+    out = run_tasks(tasks, handler, jobs=2, limits=Limits(timeout_s=0.5, grace_s=0.5))
+    assert sorted(out) == [t for t, _ in tasks]
+    assert out[0] == 3 and out[2] == 6
+    assert out[1] == Failure("timeout", "time")
+    assert isinstance(out[3], Failure) and out[3].reason == "memory"
+    assert isinstance(out[4], Failure) and out[4].reason == "died"
+    assert out[5].reason == "error" and "ValueError: boom" in out[5].detail
+    assert [out[i] for i in range(6, len(tasks))] == [3 * i for i in range(10, 60)]
+
+
+def test_no_tasks_no_workers():
+    assert run_tasks([], handler) == {}
