@@ -35,10 +35,7 @@ def evaluate(subject, formula, values):
     else:
         from grader.expr import parse
         expr = parse(str(formula), subject.table).expr
-    names = {}
-    for k, v in values.items():
-        names[getattr(subject.table, "aliases", {}).get(k, k) if hasattr(subject.table, "aliases") else k] = v
-    return evaluate_exact(expr, names)
+    return evaluate_exact(expr, {subject.canonical(k): v for k, v in values.items()})
 
 
 def measure(quantity, values, device="meta", **kw):

@@ -190,7 +190,8 @@ class _Loader:
         if self.errors:
             raise ErrorList(self.errors)
         return Subject(sid, title, frozen_map(self.documents), self.table, frozen_map(self.formulas),
-                       tuple(constraints), frozen_map(self.models), tuple(claims), self.name)
+                       tuple(constraints), frozen_map(self.models), tuple(claims), self.name,
+                       frozen_map(self.aliases))
 
     def build_table(self, data):
         symbols = self.mapping(data, "symbols") or {}

@@ -98,6 +98,11 @@ class Subject:
     models: Mapping
     claims: tuple
     file: str = ""
+    aliases: Mapping = field(default_factory=frozen_map)   # other name -> symbol name
+
+    def canonical(self, name: str) -> str:
+        """The symbol a name stands for (d_model -> d)."""
+        return self.aliases.get(name, name)
 
     def claim(self, claim_id: str) -> Claim | None:
         return next((c for c in self.claims if c.id == claim_id), None)
