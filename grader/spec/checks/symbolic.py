@@ -178,7 +178,7 @@ def dominance(ctx, check):
         if key == "crossover":
             claimed_t = sympy.Integer(1)
             ok = len(cross) == 1 and sympy.simplify(cross[0] - claimed_t) == 0
-            parts.append(f"claimed crossover {var} = {_pretty(bound)}; exact crossover {real}")
+            parts.append(f"claimed crossover {var} = {_pretty(bound)}, exact {real}")
             if not ok:
                 verdict = "refuted"
                 details["claimed_crossover"] = f"{var} = {_pretty(bound)}"
@@ -197,7 +197,7 @@ def dominance(ctx, check):
         else:
             cx = _example_point(ctx, var, bound, bad, at)
             a, b = evaluate_exact(larger, cx), evaluate_exact(smaller, cx)
-            parts.append(f"fails in {region}: at {show_values(cx)} {num(a)} ≤ {num(b)}; exact crossover {real}")
+            parts.append(f"fails in {region}: at {show_values(cx)}, {num(a)} ≤ {num(b)} (exact crossover {real})")
             details["counterexample"] = {**cx, "larger": num(a), "smaller": num(b)}
             verdict = "refuted"
     return result("dominance", verdict, f"{pretty}: " + "; ".join(parts), "symbolic", **details)
