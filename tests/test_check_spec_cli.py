@@ -150,3 +150,10 @@ def test_torch_is_imported_when_a_claim_measures(tmp_path):
             "print('TORCH' if 'torch' in sys.modules else 'NONE')\n" % str(p))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.stdout.strip().endswith("TORCH"), r.stderr[-2000:]   # 4·8² + 4·8 = 288
+
+
+def test_text_is_not_read_as_rich_markup(tmp_path):
+    p = write_spec(tmp_path, claim("m", "unverifiable", ['{kind: unverifiable, reason: "see [bold]this[/bold] and [holds]"}']))
+    r = invoke(p)
+    assert r.exit_code == 0
+    assert "[bold]this[/bold] and [holds]" in r.output

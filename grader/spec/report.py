@@ -98,7 +98,7 @@ def to_text(subject_results, *, verbose=False, colour=None, width=None) -> str:
     console = Console(record=True, force_terminal=bool(colour), no_color=not colour, width=width or 160,
                       file=_Null(), highlight=False)
     for sr in subject_results:
-        table = Table(title=f"{sr.subject.id} — {sr.subject.title}", show_lines=verbose, expand=False)
+        table = Table(title=Text(f"{sr.subject.id} — {sr.subject.title}"), show_lines=verbose, expand=False)
         id_width = max([len(r.claim.id) for r in sr.results] + [5])
         table.add_column("claim", no_wrap=True, min_width=id_width)
         table.add_column("verdict", no_wrap=True, min_width=14)
@@ -108,8 +108,8 @@ def to_text(subject_results, *, verbose=False, colour=None, width=None) -> str:
         for r in sr.results:
             mark = "" if r.ok else " ✗"
             evidence = _detail(r) if verbose else r.evidence
-            table.add_row(r.claim.id, Text(r.verdict + mark, style=COLOURS[r.verdict] if colour else ""),
-                          r.claim.expect, evidence)
+            table.add_row(Text(r.claim.id), Text(r.verdict + mark, style=COLOURS[r.verdict] if colour else ""),
+                          Text(r.claim.expect), Text(evidence))   # Text: no rich markup in spec strings
         console.print(table)
     s = summary(subject_results)
     line = (f"{s['claims']} claims: {s['holds']} hold, {s['refuted']} refuted, {s['unverifiable']} unverifiable, "
