@@ -2,7 +2,6 @@
 
 Expected figures are worked out by hand in the comments, never taken from the engine.
 """
-import pytest
 
 from grader.spec.load import load_subject
 from grader.spec.run import run_subject

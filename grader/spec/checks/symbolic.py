@@ -78,7 +78,7 @@ def _numeric(kind, expr, values, claimed, where=""):
     computed = to_fraction(exact) if exact is not None else None
     ok = claimed.matches(exact) if exact is not None else abs(float(value) - float(claimed.value)) <= float(claimed.tolerance)
     shown = num(computed) if computed is not None else f"{float(value):.10g}"
-    unit = f" {claimed.unit}" if False else ""
+    unit = " bytes" if claimed.unit else ""
     at = f" at {show_values(values)}" if values else ""
     summary = (f"{_pretty(expr)}{at}{where} = {shown}{unit}; claimed {claimed.describe()}")
     return result(kind, "holds" if ok else "refuted", summary, "symbolic" if kind == "numeric" else "config",
