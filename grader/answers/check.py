@@ -1,0 +1,302 @@
+"""check_answer: screen, read, compare, recognise the mistake, say it — one answer at a time.
+
+A pure function of picklable values. Each process keeps, per spec, the reference and the
+author's mistakes already read (:func:`prepare`, an LRU cache), so a batch reads them once.
+Nothing escapes: a hostile or unreadable answer is ``invalid``; a reference that cannot be
+read (the author's error) or a bug here is ``undecided`` with the reason, for a person.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+from grader.errors import SpecError
+
+from . import feedback as fb
+from .choices import read_choice
+from .compare import ACCEPTED, COARSE, ROUNDED, TOLERANCE, accepted, min_sig_figs, verdict
+from .guard import screen, shorten
+from .mistakes import EXPRESSION_VARIANTS, NUMBER_VARIANTS, QUANTITY_VARIANTS, shape_mistake, unit_confusion
+from .model import AnswerSpec, Outcome, Unreadable
+from .numbers import Reading, format_value, read_number
+from .shapes import format_shape, read_shape
+
+
+def check_answer(spec: AnswerSpec, raw) -> Outcome:
+    """Grade one answer (text, a number, or a YAML list for a shape) against ``spec``."""
+    try:
+        why = screen(raw, spec.kind)
+        if why:
+            return Outcome.invalid(why)
+        return _CHECKERS[spec.kind](spec, raw)
+    except Unreadable as e:
+        return Outcome.invalid(str(e))
+    except SpecError as e:
+        return Outcome("undecided", None, 0.0, "", f"cannot grade: the problem's reference is invalid ({e.message})")
+    except (RecursionError, MemoryError, OverflowError):
+        return Outcome.invalid("too complex to read")
+    except Exception as e:  # a bug must not cost the learner: a person decides
+        return Outcome("undecided", None, 0.0, "", f"cannot grade automatically ({type(e).__name__}); "
+                                                   "a person will check this answer")
+
+
+# ---------------------------------------------------------------- prepared references
+
+@dataclass(frozen=True)
+class NumberRef:
+    value: Fraction
+    min_sig: int | None
+    mistakes: tuple         # ((Reading, Mistake), ...)
+
+
+@dataclass(frozen=True)
+class QuantityRef:
+    value: Fraction         # in ``unit``
+    unit: str               # pint name
+    min_sig: int | None
+    mistakes: tuple         # ((value in unit, Mistake), ...)
+
+
+@lru_cache(maxsize=4096)
+def prepare(spec: AnswerSpec):
+    """The spec's reference and mistakes, read once per process; :class:`SpecError` if the
+    reference cannot be read (call it when loading a bank to find such errors early)."""
+    try:
+        return _PREPARERS[spec.kind](spec)
+    except Unreadable as e:
+        raise SpecError(f"reference {shorten(repr(spec.reference), 60)}: {e}") from None
+
+
+def _reading_of_reference(x) -> Reading:
+    if hasattr(x, "p") and hasattr(x, "q"):          # a SymPy Rational/Integer
+        return Reading(Fraction(int(x.p), int(x.q)), None, None, "")
+    if isinstance(x, float):
+        x = repr(x)
+    return read_number(x)
+
+
+def _prep_number(spec: AnswerSpec) -> NumberRef:
+    ref = _reading_of_reference(spec.reference).value
+    mistakes = []
+    for m in spec.mistakes:
+        try:
+            mistakes.append((_reading_of_reference(m.value), m))
+        except Unreadable as e:
+            raise SpecError(f"mistake {m.value!r}: {e}") from None
+    return NumberRef(ref, min_sig_figs(spec, ref), tuple(mistakes))
+
+
+def _ref_unit(spec: AnswerSpec) -> str:
+    from .units import UNITS
+    unit = spec.unit or "byte"
+    if unit in UNITS:
+        return UNITS[unit][0]
+    if unit in {u for u, _ in UNITS.values()}:
+        return unit
+    raise SpecError(f"unit {unit!r} is not one of the known units ({', '.join(sorted({u for u, _ in UNITS.values()}))})")
+
+
+def _prep_quantity(spec: AnswerSpec) -> QuantityRef:
+    from .units import read_quantity
+    unit = _ref_unit(spec)
+
+    def value_of(x):
+        if isinstance(x, (int, float, Fraction)) or hasattr(x, "q"):
+            return _reading_of_reference(x).value
+        q = read_quantity(x, unit)
+        if q.unit is None:
+            return q.number.value
+        if q.value is None:
+            raise SpecError(f"{x!r} cannot be converted to {unit}")
+        return q.value
+
+    ref = value_of(spec.reference)
+    mistakes = tuple((value_of(m.value), m) for m in spec.mistakes)
+    return QuantityRef(ref, unit, min_sig_figs(spec, ref), mistakes)
+
+
+def _prep_shape(spec: AnswerSpec):
+    return read_shape(spec.reference), tuple((read_shape(m.value), m) for m in spec.mistakes)
+
+
+def _prep_choice(spec: AnswerSpec):
+    if not spec.choices:
+        raise SpecError("a choice problem needs its choices")
+    ref = read_choice(spec.reference, spec.choices)
+    return ref, tuple((read_choice(m.value, spec.choices), m) for m in spec.mistakes)
+
+
+def _table(spec: AnswerSpec):
+    if spec.table is None:
+        raise SpecError("an expression problem needs a symbol table (grader.expr.SymbolTable)")
+    return spec.table
+
+
+def _prep_expression(spec: AnswerSpec):
+    from .symbolic import read_expression
+    table = _table(spec)
+    ref, _ = read_expression(spec.reference, table)
+    return ref, tuple((read_expression(m.value, table)[0], m) for m in spec.mistakes)
+
+
+def _prep_relation(spec: AnswerSpec):
+    from .symbolic import orient, read_expression
+    table = _table(spec)
+    ref = orient(read_expression(spec.reference, table, relations=True)[0])
+    return ref, tuple((orient(read_expression(m.value, table, relations=True)[0]), m) for m in spec.mistakes)
+
+
+_PREPARERS = {"number": _prep_number, "quantity": _prep_quantity, "shape": _prep_shape,
+              "choice": _prep_choice, "expression": _prep_expression, "relation": _prep_relation,
+              "free_text": lambda spec: None}
+
+
+# ---------------------------------------------------------------- the kinds
+
+def _check_number(spec: AnswerSpec, raw) -> Outcome:
+    ref: NumberRef = prepare(spec)
+    r = read_number(raw)
+    v = verdict(r.value, r.sig_figs, r.half_unit, ref.value, spec.tolerance, ref.min_sig)
+    if v in ACCEPTED:
+        return fb.correct(r.read_as, _accepted_note(v, r, ref.value, spec, ""))
+    half = r.half_unit
+    for mv, m in ref.mistakes:
+        if accepted(r.value, r.sig_figs, half, mv.value, spec.tolerance, ref.min_sig):
+            return fb.from_mistake(r.read_as, m)
+    if v == COARSE:
+        return fb.wrong(r.read_as, fb.too_coarse(r.read_as, r.sig_figs or 0, ref.min_sig))
+    for d in NUMBER_VARIANTS:
+        if accepted(r.value, r.sig_figs, half, ref.value * d.factor, spec.tolerance, ref.min_sig):
+            return fb.wrong(r.read_as, d.message)
+    return fb.wrong(r.read_as, fb.otherwise(spec.feedback, "not the expected value"))
+
+
+def _accepted_note(v: str, r: Reading, ref: Fraction, spec: AnswerSpec, unit: str) -> str:
+    if v == ROUNDED:
+        return f"rounded to {fb.sig_figs_note(r.sig_figs)}; exactly {format_value(ref)}{unit}"
+    if v == TOLERANCE:
+        return f"within {spec.tolerance} of {format_value(ref)}{unit}"
+    return ""
+
+
+def _check_quantity(spec: AnswerSpec, raw) -> Outcome:
+    from .units import BINARY_OF, DECIMAL_OF, factor, kind_of, plural, read_quantity
+    ref: QuantityRef = prepare(spec)
+    q = read_quantity(raw, ref.unit)
+    units = plural(ref.unit)
+    if q.unit is None:
+        n = q.number
+        if accepted(n.value, n.sig_figs, n.half_unit, ref.value, spec.tolerance, ref.min_sig):
+            return fb.wrong(q.read_as, f"The number is right in {units}, but a quantity needs its unit: "
+                                       f"write {q.read_as} {units}.")
+        return fb.wrong(q.read_as, f"A unit is missing: give the quantity with its unit ({units}, KiB, MiB, MB, ...).")
+    if q.value is None:
+        return fb.wrong(q.read_as, f"{q.read_as} is {kind_of(q.unit)} ({q.unit}), but the question asks for "
+                                   f"{kind_of(ref.unit)} ({ref.unit}).")
+    sig, half = q.number.sig_figs, q.half_unit
+    v = verdict(q.value, sig, half, ref.value, spec.tolerance, ref.min_sig)
+    if v in ACCEPTED:
+        return fb.correct(q.read_as, _accepted_note(v, q.number, ref.value, spec, f" {units}"))
+    for mv, m in ref.mistakes:
+        if accepted(q.value, sig, half, mv, spec.tolerance, ref.min_sig):
+            return fb.from_mistake(q.read_as, m)
+    if v == COARSE:
+        return fb.wrong(q.read_as, fb.too_coarse(q.read_as.split(" = ")[0], sig or 0, ref.min_sig))
+    other = BINARY_OF.get(q.unit) or DECIMAL_OF.get(q.unit)
+    if other is not None:
+        f_other = factor(other, ref.unit)
+        n = q.number
+        if f_other and accepted(n.value, n.sig_figs, n.half_unit, ref.value / f_other, None, ref.min_sig):
+            return fb.wrong(q.read_as, unit_confusion(q.read_as.split(" = ")[0], q.value, q.unit, ref.value, ref.unit))
+    for d in QUANTITY_VARIANTS:
+        if accepted(q.value, sig, half, ref.value * d.factor, spec.tolerance, ref.min_sig):
+            return fb.wrong(q.read_as, d.message)
+    return fb.wrong(q.read_as, fb.otherwise(spec.feedback, "not the expected quantity"))
+
+
+def _check_shape(spec: AnswerSpec, raw) -> Outcome:
+    ref, mistakes = prepare(spec)
+    shape = read_shape(raw)
+    shown = format_shape(shape)
+    if shape == ref:
+        return fb.correct(shown)
+    for mv, m in mistakes:
+        if shape == mv:
+            return fb.from_mistake(shown, m)
+    found = shape_mistake(shape, ref)
+    if found and found[1]:
+        return fb.wrong(shown, found[0])
+    return fb.wrong(shown, fb.otherwise(spec.feedback, found[0] if found else "not the expected shape"))
+
+
+def _check_choice(spec: AnswerSpec, raw) -> Outcome:
+    ref, mistakes = prepare(spec)
+    key = read_choice(raw, spec.choices)
+    shown = f"{key}: {shorten(dict(spec.choices)[key], 60)}"
+    if key == ref:
+        return fb.correct(shown)
+    for mv, m in mistakes:
+        if key == mv:
+            return fb.from_mistake(shown, m)
+    return fb.wrong(shown, fb.otherwise(spec.feedback, f"{key} is not the right choice"))
+
+
+def _check_free_text(spec: AnswerSpec, raw) -> Outcome:
+    text = str(raw).lower() if isinstance(raw, bool) else str(raw)
+    return fb.needs_person(shorten(text, 200))
+
+
+def _check_expression(spec: AnswerSpec, raw) -> Outcome:
+    from .symbolic import EQUAL as SAME, UNDECIDED, compare_expressions, read_expression
+    ref, mistakes = prepare(spec)
+    table = spec.table
+    expr, shown = read_expression(raw, table)
+    v = compare_expressions(expr, ref, table)
+    if v == SAME:
+        return fb.correct(shown)
+    for mv, m in mistakes:
+        if compare_expressions(expr, mv, table) == SAME:
+            return fb.from_mistake(shown, m)
+    if v == UNDECIDED:
+        return fb.undecided(shown)
+    if ref.free_symbols and not expr.free_symbols:
+        names = ", ".join(sorted(str(s) for s in ref.free_symbols))
+        return fb.wrong(shown, f"Your answer is a number; the question asks for a formula in {names}.")
+    for d in EXPRESSION_VARIANTS:
+        if compare_expressions(expr, ref * _sympy_rational(d.factor), table) == SAME:
+            return fb.wrong(shown, d.message)
+    return fb.wrong(shown, fb.otherwise(spec.feedback, "not equivalent to the expected formula"))
+
+
+def _sympy_rational(f: Fraction):
+    import sympy
+    return sympy.Rational(f.numerator, f.denominator)
+
+
+def _check_relation(spec: AnswerSpec, raw) -> Outcome:
+    from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, compare_relations, orient, read_expression
+    ref, mistakes = prepare(spec)
+    table = spec.table
+    rel, shown = read_expression(raw, table, relations=True)
+    mine = orient(rel)
+    v, how = compare_relations(mine, ref, table)
+    if v == SAME:
+        return fb.correct(shown)
+    for mv, m in mistakes:
+        if compare_relations(mine, mv, table)[0] == SAME:
+            return fb.from_mistake(shown, m)
+    if v == UNDECIDED:
+        return fb.undecided(shown)
+    if how == "reversed":
+        return fb.wrong(shown, "Your inequality points the other way: it holds exactly where the expected one fails.")
+    if how == "strictness":
+        return fb.wrong(shown, "Strict (>, <) and non-strict (≥, ≤) differ at the boundary, where both sides are "
+                               "equal: check which one the question asks for.")
+    assert v == DIFFERENT
+    return fb.wrong(shown, fb.otherwise(spec.feedback, "not the expected relation"))
+
+
+_CHECKERS = {"number": _check_number, "quantity": _check_quantity, "shape": _check_shape,
+             "choice": _check_choice, "free_text": _check_free_text, "expression": _check_expression,
+             "relation": _check_relation}

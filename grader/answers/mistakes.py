@@ -1,0 +1,141 @@
+"""Common mistakes, derived from the reference, each with a message that teaches.
+
+The author's :class:`~grader.answers.model.Mistake` entries are tried first (they know the
+problem); these derived ones come after, from the kind of answer alone:
+
+- numbers and quantities: a factor 2 (multiply-adds against FLOPs), 4 (elements against
+  float32 bytes, one projection against four), 8 (bits against bytes), 10³ᵏ against 2¹⁰ᵏ
+  (MB against MiB);
+- shapes: the transpose or another order of the same axes, an axis missing, an axis too
+  many, the right number of elements in another layout;
+- expressions: the reference times 2, ½, 4 or ¼; relations: the inequality reversed, or
+  strict against non-strict.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .numbers import format_value
+from .shapes import format_shape
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A variant of the reference: a factor (numbers, expressions) and what to say."""
+
+    factor: Fraction
+    message: str
+
+
+HALF = Derived(Fraction(1, 2), "Your answer is half the expected value: did you count multiply-adds instead of "
+                               "FLOPs (1 multiply-add = 2 FLOPs), or count something once that happens twice?")
+DOUBLE = Derived(Fraction(2), "Your answer is twice the expected value: did you count 2 FLOPs where a "
+                              "multiply-add (or a single operation) was asked, or count something twice?")
+QUARTER = Derived(Fraction(1, 4), "Your answer is a quarter of the expected value: did you count elements "
+                                  "instead of float32 bytes (4 bytes each), or one projection instead of four?")
+FOUR = Derived(Fraction(4), "Your answer is four times the expected value: did you count bytes where elements "
+                            "were asked (float32 = 4 bytes), or four matrices where one was asked?")
+EIGHTH = Derived(Fraction(1, 8), "Your answer is an eighth of the expected value: bits and bytes differ by 8 "
+                                 "(1 byte = 8 bits).")
+EIGHT = Derived(Fraction(8), "Your answer is eight times the expected value: bits and bytes differ by 8 "
+                             "(1 byte = 8 bits), and float64 takes 8 bytes where float32 takes 4.")
+
+_SUP = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+_PREFIX = {1: ("k", "Ki"), 2: ("M", "Mi"), 3: ("G", "Gi"), 4: ("T", "Ti")}
+
+
+def _binary_decimal(k: int) -> tuple[Derived, Derived]:
+    dec, binary = f"10{str(3 * k).translate(_SUP)}", f"2{str(10 * k).translate(_SUP)}"
+    si, iec = _PREFIX[k]
+    smaller = Derived(Fraction(10 ** (3 * k), 2 ** (10 * k)),
+                      f"Your answer is {dec}/{binary} of the expected value: {si} ({dec}) and {iec} ({binary}) "
+                      f"were confused — {si}B and {iec}B differ.")
+    larger = Derived(Fraction(2 ** (10 * k), 10 ** (3 * k)),
+                     f"Your answer is {binary}/{dec} times the expected value: {iec} ({binary}) and {si} ({dec}) "
+                     f"were confused — {iec}B and {si}B differ.")
+    return smaller, larger
+
+
+NUMBER_VARIANTS = (HALF, DOUBLE, QUARTER, FOUR) + tuple(d for k in (1, 2, 3, 4) for d in _binary_decimal(k))
+QUANTITY_VARIANTS = NUMBER_VARIANTS + (EIGHTH, EIGHT)
+EXPRESSION_VARIANTS = (
+    Derived(Fraction(1, 2), "Your formula is half the expected one: did you count multiply-adds instead of FLOPs "
+                            "(1 multiply-add = 2 FLOPs), or one of two equal terms?"),
+    Derived(Fraction(2), "Your formula is twice the expected one: is something counted twice?"),
+    Derived(Fraction(1, 4), "Your formula is a quarter of the expected one: elements instead of float32 bytes "
+                            "(4 bytes each), or one projection instead of four?"),
+    Derived(Fraction(4), "Your formula is four times the expected one: bytes where elements were asked, or four "
+                         "matrices where one was asked?"),
+)
+
+
+def unit_confusion(shown: str, value: Fraction, answer_unit: str, reference: Fraction, ref_unit: str) -> str | None:
+    """The MB/MiB message for a quantity given in ``answer_unit`` (``shown``, worth ``value``
+    in ``ref_unit``) whose number is the reference counted in the other kind of unit."""
+    from .units import BINARY_OF, DECIMAL_OF, factor, plural
+    other = BINARY_OF.get(answer_unit) or DECIMAL_OF.get(answer_unit)
+    if other is None:
+        return None
+    f_ans, f_other = factor(answer_unit, ref_unit), factor(other, ref_unit)
+    if f_ans is None or f_other is None:
+        return None
+    return (f"{shown} is {format_value(value)} {plural(ref_unit)}; the expected {format_value(reference)} "
+            f"{plural(ref_unit)} is {format_value(reference / f_other)} {plural(other)} "
+            f"({format_value(f_other)} {plural(ref_unit)} each), or about "
+            f"{format_value(round_sig(reference / f_ans, 3))} {plural(answer_unit)} "
+            f"({format_value(f_ans)} {plural(ref_unit)} each): {plural(answer_unit)} and {plural(other)} differ.")
+
+
+def round_sig(x: Fraction, sig: int) -> Fraction:
+    if x == 0:
+        return x
+    digits = len(str(abs(x.numerator) // abs(x.denominator))) if abs(x) >= 1 else 0
+    if abs(x) < 1:
+        places = sig
+        probe = abs(x)
+        while probe < Fraction(1, 10):
+            probe *= 10
+            places += 1
+    else:
+        places = sig - digits
+    scale = Fraction(10) ** places
+    return Fraction(round(x * scale)) / scale
+
+
+def shape_mistake(answer: tuple, reference: tuple) -> tuple[str, bool] | None:
+    """What a wrong shape is, compared with the reference: (message, specific), or None.
+    ``specific`` is False for a bare description (an axis off, the number of axes), which
+    the author's own feedback outranks."""
+    a, r = tuple(answer), tuple(reference)
+    shown = format_shape(a)
+    if len(a) == len(r) and sorted(a) == sorted(r) and a != r:
+        if len(a) == 2:
+            return (f"{shown} is the transpose of the expected shape: check which axis is rows and which "
+                    "is columns.", True)
+        return f"{shown} has the right axes in the wrong order: check which axis comes first.", True
+    if len(a) == len(r) - 1 and any(r[:i] + r[i + 1:] == a for i in range(len(r))):
+        return f"{shown} has one axis too few ({len(a)} instead of {len(r)}): an axis is missing.", True
+    if len(a) == len(r) + 1:
+        for i in range(len(a)):
+            if a[:i] + a[i + 1:] == r:
+                return (f"{shown} has one axis too many: the extra axis of length {a[i]} does not belong "
+                        "(are heads or a batch stacked?).", True)
+    if len(a) == len(r) and _product(a) == _product(r):
+        return f"{shown} has the right number of elements ({_product(a):,}) but another layout.", True
+    if _product(a) == _product(r):
+        return (f"{shown} has the right number of elements ({_product(a):,}) but {len(a)} "
+                f"ax{'is' if len(a) == 1 else 'es'} instead of {len(r)}: axes merged or split?", True)
+    if len(a) == len(r):
+        off = [i for i in range(len(r)) if a[i] != r[i]]
+        if len(off) == 1:
+            return f"{shown} is right except axis {off[0] + 1} (of {len(r)}).", False
+        return None
+    return f"{shown} has {len(a)} ax{'is' if len(a) == 1 else 'es'}; the expected shape has {len(r)}.", False
+
+
+def _product(shape) -> int:
+    p = 1
+    for n in shape:
+        p *= n
+    return p

@@ -1,0 +1,245 @@
+"""Read a number as learners write it, keeping the precision it states.
+
+Forms (all exact: :class:`fractions.Fraction`, never a float for the value):
+
+- integers and decimals: ``64``, ``-3``, ``0.125``, ``.5``, ``16.``
+- thousands separators, groups of three: ``1,048,576``, ``1 048 576`` (also no-break and
+  thin spaces), ``1_048_576``, ``1'048'576``
+- exponents: ``1.05e6``, ``1.05E+06``, ``1.05×10^6``, ``1.05 x 10**6``, ``1.05*10^(6)``,
+  ``1.05·10⁶``
+- scale words and suffixes (decimal, short scale): ``k``/``K``/``thousand`` 10³,
+  ``M``/``million`` 10⁶, ``B``/``bn``/``G``/``billion`` 10⁹, ``T``/``trillion`` 10¹²,
+  ``quadrillion`` 10¹⁵, ``%`` 10⁻². Binary sizes are units (KiB, MiB): see
+  :mod:`grader.answers.units`. Lower-case ``m`` and ``b`` are refused as ambiguous.
+- a trailing count noun is allowed: ``275 GFLOPs``, ``1,048,576 parameters``
+- arithmetic: ``1024/16``, ``2^20``, ``4*512^2``, ``sqrt(4096)`` — through
+  :func:`grader.expr.parse` (never eval), and exact.
+
+A literal states its precision: ``16.8`` is 3 significant figures, its last digit in the
+tenths; ``275000000000`` and ``2.75e11`` are 3 significant figures; ``16.0`` is 3. An
+integer's trailing zeros are not counted. Arithmetic is exact (no stated precision).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+from .guard import MAX_EXPONENT, MAX_INT_DIGITS, shorten
+from .model import Unreadable
+
+SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
+DASHES = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2012": "-", "\uFE63": "-", "\uFF0D": "-"})
+
+_NUMBER = re.compile(
+    r"""(?P<sign>[+-])?\s*
+    (?P<int>\d{1,3}(?:(?P<sep>[,_'\u00a0\u202f\u2009 ])\d{3})(?:(?P=sep)\d{3})*(?!\d)|\d+)?
+    (?:\.(?P<frac>\d+)?)?
+    (?:
+        [eE](?P<e>[+-]?\d+)
+      | \s*[×xX*·⋅]\s*10\s*(?:\^|\*\*)\s*(?P<lp>\()?\s*(?P<e2>[+-]?\d+)\s*(?(lp)\))
+      | \s*[×xX*·⋅]\s*10(?P<sup>[⁺⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)
+    )?""",
+    re.VERBOSE,
+)
+_PLAIN_INT = re.compile(r"[+-]?\d{1,400}")
+
+SCALES = {"k": 3, "K": 3, "thousand": 3, "M": 6, "million": 6, "B": 9, "bn": 9, "G": 9, "billion": 9,
+          "T": 12, "trillion": 12, "quadrillion": 15, "%": -2}
+_SCALE_WORDS = {k: v for k, v in SCALES.items() if len(k) > 1}
+AMBIGUOUS = {"m": "m is ambiguous (milli or million): write M or million",
+             "b": "b is ambiguous (bit or billion): write B or billion"}
+NOUNS = ("flops", "flop", "parameters", "params", "weights", "elements", "entries", "matrices")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A number as read: its exact ``value``; the precision it states, as ``sig_figs`` and
+    ``place`` (its last stated digit is worth 10**place), both None when exact; ``read_as``."""
+
+    value: Fraction
+    sig_figs: int | None
+    place: int | None
+    read_as: str
+
+    @property
+    def half_unit(self) -> Fraction | None:
+        """Half of the last stated digit: how far a correctly rounded answer may stand off."""
+        return None if self.place is None else Fraction(10) ** self.place / 2
+
+
+def read_number(raw, *, nouns: bool = True) -> Reading:
+    """Read an int, float or text as a number; :class:`Unreadable` says why not."""
+    if isinstance(raw, bool):
+        raise Unreadable("true/false is not a number")
+    if isinstance(raw, int):
+        return _from_int(raw)
+    if isinstance(raw, float):
+        text = repr(raw)
+        return read_number(text[:-2] if text.endswith(".0") else text)
+    if isinstance(raw, Fraction):
+        return Reading(raw, None, None, format_value(raw))
+    if not isinstance(raw, str):
+        raise Unreadable(f"expected a number, not {type(raw).__name__}")
+    text = raw.strip()
+    if _PLAIN_INT.fullmatch(text):
+        return _from_int(int(text))
+    return _read_text(text.translate(DASHES), nouns)
+
+
+def _from_int(n: int) -> Reading:
+    digits = str(abs(n))
+    if len(digits) > MAX_INT_DIGITS:
+        raise Unreadable(f"number too large (more than {MAX_INT_DIGITS} digits)")
+    stripped = digits.rstrip("0") or "0"
+    return Reading(Fraction(n), len(stripped), len(digits) - len(stripped), format_value(Fraction(n)))
+
+
+def _read_text(text: str, nouns: bool) -> Reading:
+    m = _NUMBER.match(text)
+    if m and (m.group("int") or m.group("frac")):
+        rest = text[m.end():].strip()
+        if nouns:
+            rest = _drop_noun(rest)
+        scale = _scale(rest)
+        if scale is not None:
+            return _literal(m, scale, text)
+    if _looks_decimal_comma(text):
+        raise Unreadable(f"{shorten(text, 30)!r}: use a point for decimals and commas only between "
+                         "groups of three digits (1,048,576 or 16.8)")
+    return read_arithmetic(text)
+
+
+def _drop_noun(rest: str) -> str:
+    low = rest.lower()
+    for noun in NOUNS:
+        if low.endswith(noun):
+            return rest[: -len(noun)].strip()
+    return rest
+
+
+def _scale(rest: str) -> int | None:
+    if not rest:
+        return 0
+    if rest in SCALES:
+        return SCALES[rest]
+    low = rest.lower()
+    if low in _SCALE_WORDS:
+        return _SCALE_WORDS[low]
+    if rest in AMBIGUOUS:
+        raise Unreadable(AMBIGUOUS[rest])
+    return None
+
+
+def _literal(m: re.Match, scale: int, text: str) -> Reading:
+    whole = (m.group("int") or "").replace(m.group("sep") or "\x00", "")
+    frac = m.group("frac") or ""
+    exp_text = m.group("e") or m.group("e2") or (m.group("sup") or "").translate(SUPERSCRIPTS) or "0"
+    exponent = int(exp_text) + scale
+    if abs(exponent) > MAX_EXPONENT or len(whole) + len(frac) > MAX_INT_DIGITS:
+        raise Unreadable(f"number too large or too precise: {shorten(text, 30)!r}")
+    digits = (whole + frac).lstrip("0")
+    mantissa = int(whole + frac or "0")
+    place = exponent - len(frac)
+    if frac or "." in text[: m.end()]:
+        sig = len(digits) if digits else max(len(frac), 1)    # 16.0: 3; 0.0: 1
+    else:
+        kept = digits.rstrip("0")
+        place += len(digits) - len(kept)
+        sig = max(len(kept), 1)
+    value = Fraction(mantissa) * Fraction(10) ** (exponent - len(frac))
+    if m.group("sign") == "-":
+        value = -value
+    return Reading(value, sig, place, format_value(value, sig))
+
+
+def _looks_decimal_comma(text: str) -> bool:
+    return re.fullmatch(r"[+-]?\d+,\d+", text) is not None
+
+
+def read_arithmetic(text: str) -> Reading:
+    """Arithmetic on numbers (``2^20``, ``4*512^2``, ``1024/16``) through :mod:`grader.expr`."""
+    try:
+        from grader.expr import ExprError, parse
+    except ImportError:         # the parser is not there: only literals can be read
+        raise Unreadable(f"cannot read {shorten(text, 40)!r} as a number") from None
+    try:
+        parsed = parse(text, _no_symbols())
+    except ExprError as e:
+        raise Unreadable(f"cannot read {shorten(text, 40)!r} as a number: {e.message}") from None
+    value = exact_number(parsed.expr)
+    if value is None:
+        raise Unreadable(f"{shorten(text, 40)!r} is not a number")
+    return Reading(value, None, None, f"{parsed.read_as} = {format_value(value)}"
+                   if parsed.read_as.replace(",", "") != format_value(value).replace(",", "") else format_value(value))
+
+
+@lru_cache(maxsize=1)
+def _no_symbols():
+    from grader.expr import SymbolTable
+    return SymbolTable.build(symbols={})
+
+
+def exact_number(expr) -> Fraction | None:
+    """A SymPy number as a Fraction: exact for rationals, 30 significant digits otherwise;
+    None for anything that is not a finite real number."""
+    if getattr(expr, "free_symbols", None):
+        return None
+    if getattr(expr, "is_Rational", False):
+        return Fraction(int(expr.p), int(expr.q))
+    if getattr(expr, "is_Integer", False):
+        return Fraction(int(expr))
+    if not getattr(expr, "is_number", False) or expr.is_real is False or expr.is_finite is False:
+        return None
+    try:
+        approx = expr.evalf(30)
+        if not approx.is_Float:
+            return None
+        return Fraction(str(approx))
+    except (TypeError, ValueError, ArithmeticError):
+        return None
+
+
+_SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def format_value(value: Fraction, sig: int | None = None) -> str:
+    """1,048,576; 0.125; 16,800,000; 1/3; big or tiny ones as 2.75 × 10¹¹."""
+    if value.denominator == 1:
+        n = value.numerator
+        if abs(n) < 10**24:
+            return f"{n:,}"
+        return _scientific(value, sig)
+    d = value.denominator
+    twos = fives = 0
+    while d % 2 == 0:
+        d //= 2
+        twos += 1
+    while d % 5 == 0:
+        d //= 5
+        fives += 1
+    if d == 1 and max(twos, fives) <= 12:
+        places = max(twos, fives)
+        text = f"{value.numerator * 10**places // value.denominator}"
+        neg = text.startswith("-")
+        text = text.lstrip("-").rjust(places + 1, "0")
+        whole, frac = text[:-places], text[-places:]
+        return ("-" if neg else "") + f"{int(whole):,}.{frac}"
+    if abs(value) < 10**24 and abs(value.numerator) < 10**12 and value.denominator < 10**12:
+        return f"{value.numerator}/{value.denominator}"
+    return _scientific(value, sig)
+
+
+def _scientific(value: Fraction, sig: int | None) -> str:
+    sig = min(sig or 6, 30)
+    text = f"{float(value):.{sig - 1}e}" if abs(value) < Fraction(10) ** 300 else _big_sci(value, sig)
+    mant, exp = text.split("e")
+    return f"{mant} × 10{str(int(exp)).translate(_SUP)}"
+
+
+def _big_sci(value: Fraction, sig: int) -> str:
+    n = abs(value.numerator // value.denominator)
+    s = str(n)
+    mant = s[0] + ("." + s[1:sig] if sig > 1 else "")
+    return ("-" if value < 0 else "") + f"{mant}e{len(s) - 1}"

@@ -1,0 +1,141 @@
+"""Read a quantity with a unit: ``16777216 bytes``, ``16 MiB``, ``16.777216 MB``, ``2^24 B``,
+``16384 KiB``, ``16.8 million bytes``.
+
+The number is read by :mod:`grader.answers.numbers` (its stated precision kept); the unit is
+the last word and must be one of :data:`UNITS`, a whitelist of spellings mapped to pint unit
+names — the learner's text never reaches pint's parser. Pint (one registry per process,
+created on first use) gives the conversion factors and says which units are compatible.
+
+Bytes: ``KB``/``kB``/``MB``/``GB``/``TB`` are SI, 10³ᵏ bytes; ``KiB``/``MiB``/``GiB``/``TiB``
+are binary, 2¹⁰ᵏ bytes. ``B`` is a byte here (in a plain number it is a billion). Factors
+are exact fractions (a float factor from pint is read back through its decimal text).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+from .guard import shorten
+from .model import Unreadable
+from .numbers import Reading, format_value, read_number
+
+# spelling -> (pint unit name, what it measures)
+UNITS: dict[str, tuple[str, str]] = {}
+
+
+def _add(names, pint_name, what):
+    for n in names:
+        UNITS[n] = (pint_name, what)
+
+
+_add(("B", "byte", "bytes", "Byte", "Bytes", "octet", "octets"), "byte", "an amount of data")
+_add(("bit", "bits"), "bit", "an amount of data")
+for _si, _bin, _word, _binword in (("k", "Ki", "kilo", "kibi"), ("M", "Mi", "mega", "mebi"), ("G", "Gi", "giga", "gibi"),
+                                   ("T", "Ti", "tera", "tebi"), ("P", "Pi", "peta", "pebi")):
+    _add((f"{_si}B", f"{_si.upper()}B", f"{_word}byte", f"{_word}bytes"), f"{_word}byte", "an amount of data")
+    _add((f"{_bin}B", f"{_binword}byte", f"{_binword}bytes"), f"{_binword}byte", "an amount of data")
+    _add((f"{_si}bit", f"{_si.upper()}bit", f"{_word}bit", f"{_word}bits", f"{_si}bits"), f"{_word}bit", "an amount of data")
+_add(("s", "sec", "secs", "second", "seconds"), "second", "a time")
+_add(("ms", "millisecond", "milliseconds"), "millisecond", "a time")
+_add(("us", "µs", "μs", "microsecond", "microseconds"), "microsecond", "a time")
+_add(("ns", "nanosecond", "nanoseconds"), "nanosecond", "a time")
+_add(("min", "mins", "minute", "minutes"), "minute", "a time")
+_add(("h", "hr", "hrs", "hour", "hours"), "hour", "a time")
+_add(("FLOP", "FLOPs", "flop", "flops", "FLOPS"), "flop", "a number of operations")
+for _si, _word in (("k", "kilo"), ("M", "mega"), ("G", "giga"), ("T", "tera"), ("P", "peta")):
+    _add((f"{_si}FLOP", f"{_si}FLOPs", f"{_si}FLOPS", f"{_word}flop", f"{_word}flops"), f"{_word}flop",
+         "a number of operations")
+
+_SPLIT = re.compile(r"(?P<num>.*?)\s*(?P<unit>[A-Za-zµμ]+)\s*\.?\s*$", re.DOTALL)
+
+# A decimal unit and its binary counterpart (the MB/MiB confusion).
+BINARY_OF = {f"{w}byte": f"{b}byte" for w, b in (("kilo", "kibi"), ("mega", "mebi"), ("giga", "gibi"),
+                                                   ("tera", "tebi"), ("peta", "pebi"))}
+DECIMAL_OF = {v: k for k, v in BINARY_OF.items()}
+SYMBOL = {"byte": "B", "bit": "bit", **{f"{w}byte": f"{s}B" for s, w in (("k", "kilo"), ("M", "mega"), ("G", "giga"),
+                                                                       ("T", "tera"), ("P", "peta"))},
+          **{f"{b}byte": f"{s}iB" for s, b in (("K", "kibi"), ("M", "mebi"), ("G", "gibi"), ("T", "tebi"),
+                                               ("P", "pebi"))}}
+
+
+@lru_cache(maxsize=1)
+def registry():
+    """The process's pint registry (built once, on first use: ~0.2 s), with FLOPs added."""
+    import pint
+    ureg = pint.UnitRegistry()
+    ureg.define("flop = [operations] = FLOP")
+    return ureg
+
+
+@lru_cache(maxsize=512)
+def factor(unit: str, to: str) -> Fraction | None:
+    """Exact factor from pint unit ``unit`` to ``to``; None when they measure different things."""
+    import pint
+    ureg = registry()
+    try:
+        mag = ureg.Quantity(1, unit).to(to).magnitude
+    except pint.DimensionalityError:
+        return None
+    return Fraction(mag) if isinstance(mag, int) else Fraction(repr(float(mag)))
+
+
+def plural(unit: str, value: Fraction | None = None) -> str:
+    """byte -> bytes (but 1 byte), mebibyte -> MiB; others as named."""
+    if unit in SYMBOL and unit not in ("byte", "bit"):
+        return SYMBOL[unit]
+    return unit if value == 1 else unit + "s"
+
+
+def kind_of(unit: str) -> str:
+    for pint_name, what in UNITS.values():
+        if pint_name == unit:
+            return what
+    return "a quantity"
+
+
+@dataclass(frozen=True)
+class QuantityReading:
+    """A quantity as read: its number (with stated precision), its unit (pint name, or None
+    when none was given), and its value in the reference unit (None when incompatible)."""
+
+    number: Reading
+    unit: str | None
+    value: Fraction | None          # in the reference unit
+    half_unit: Fraction | None      # stated precision, in the reference unit
+    read_as: str
+
+
+def read_quantity(raw, ref_unit: str) -> QuantityReading:
+    """Read ``raw`` as a quantity to compare with one in ``ref_unit`` (a pint unit name)."""
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        number = read_number(raw)
+        return QuantityReading(number, None, None, None, number.read_as)
+    if not isinstance(raw, str):
+        raise Unreadable(f"expected a quantity like '16 MiB', not {type(raw).__name__}")
+    text = raw.strip()
+    m = _SPLIT.fullmatch(text)
+    if m is None or not m.group("num").strip():
+        number = read_number(text, nouns=False)      # a bare number (or unreadable)
+        return QuantityReading(number, None, None, None, number.read_as)
+    spelled = m.group("unit")
+    if spelled not in UNITS:
+        # maybe a scale word or an expression's tail (2 billion, 2^24): a bare number?
+        try:
+            number = read_number(text, nouns=False)
+        except Unreadable:
+            raise Unreadable(f"unknown unit {shorten(spelled, 20)!r}; use bytes, KB, KiB, MB, MiB, GB, GiB, "
+                             "bits, or s, ms") from None
+        return QuantityReading(number, None, None, None, number.read_as)
+    unit = UNITS[spelled][0]
+    number = read_number(m.group("num"), nouns=False)
+    f = factor(unit, ref_unit)
+    shown = f"{number.read_as} {plural(unit, number.value)}"
+    if f is None:
+        return QuantityReading(number, unit, None, None, shown)
+    value = number.value * f
+    half = None if number.half_unit is None else number.half_unit * f
+    if unit != ref_unit:
+        shown += f" = {format_value(value)} {plural(ref_unit, value)}"
+    return QuantityReading(number, unit, value, half, shown)
