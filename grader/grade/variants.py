@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+from dataclasses import replace
 from fractions import Fraction
 
-from grader.bank.model import Problem, as_fraction, with_reference
+from grader.bank.model import Problem, as_fraction, frozen, with_reference
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _CACHE: dict = {}
@@ -70,4 +71,7 @@ def for_learner(problem: Problem, learner: str, subject) -> tuple[Problem, str |
         reference = list(reference)
     elif isinstance(reference, Fraction):
         reference = f"{reference.numerator}/{reference.denominator}"
-    return with_reference(problem, reference, prompt), name_of(combo)
+    seen = with_reference(problem, reference, prompt)
+    at = dict(problem.derive.at)
+    at.update(values)
+    return replace(seen, derive=replace(problem.derive, at=frozen(at))), name_of(combo)

@@ -1,0 +1,108 @@
+"""`grader grade`: grade learner answer files against the exercise bank."""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets no progress bar
+
+
+@click.command("grade")
+@click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=True, file_okay=True))
+@click.option("--exercises", type=click.Path(exists=True, dir_okay=True, file_okay=True), default=None,
+              help="Exercise bank: a YAML file or a folder of them (default: the bundled bank).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "gradescope"]), default="text",
+              show_default=True,
+              help="Output: text; JSON (submissions with learner, score, max_score, results); JUnit XML; "
+                   "Gradescope results.json (one submission).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the grades to FILE instead of standard output.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=min(4, os.cpu_count() or 1), show_default=True,
+              help="Worker processes that check answers (each with memory and CPU limits).")
+@click.option("--timeout", type=click.FloatRange(0.1, 60.0), default=2.0, show_default=True,
+              help="Seconds one answer may take; past it the answer gets 0 as too complex to grade.")
+def grade(answers, exercises, fmt, output, jobs, timeout):
+    """Grade the answer files ANSWERS (YAML or JSON files, or folders of them).
+
+    \b
+    A file holds one submission or many under `submissions:`:
+      learner: alice
+      answers:
+        17-08/practice-1: 64
+        17-08/params-formula: "4d^2 + 4d"
+
+    Every answer given is reported once. An unknown problem id scores 0 with its file:line;
+    a malformed submission is reported with its location and the rest is still graded.
+    Exit status: 0 when grading ran, whatever the scores; 2 for bad usage, an invalid bank,
+    or an answer file that cannot be read (the readable ones are still graded and written).
+    """
+    from grader.bank import load_bank
+    from grader.errors import GraderError
+    from grader.grade.formats import render
+    from grader.grade.pool import Limits
+    from grader.grade.run import grade as run_grade
+    from grader.grade.submissions import load_submissions
+
+    ctx = click.get_current_context()
+    try:
+        bank = load_bank(exercises)
+        loaded = load_submissions(answers)
+    except GraderError as e:
+        _errors(e)
+        ctx.exit(2)
+    if not loaded.submissions and not loaded.errors:
+        click.echo("error: no answer files (*.yaml, *.yml, *.json) found", err=True)
+        ctx.exit(2)
+    if fmt == "gradescope" and len(loaded.submissions) != 1:
+        raise click.UsageError(f"--format gradescope writes one submission's results.json; "
+                               f"got {len(loaded.submissions)} submissions")
+    progress = _progress_bar() if sys.stderr.isatty() else None
+    try:
+        report = run_grade(bank, loaded, jobs=jobs, limits=Limits(timeout_s=timeout), progress=progress)
+    finally:
+        if progress:
+            progress.close()
+    text = render(report, fmt)
+    if output:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
+        n = sum(len(s.results) for s in report.submissions)
+        click.echo(f"{len(report.submissions)} submissions, {n} answers graded; written to {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+    if fmt != "text":
+        for e in report.errors:
+            click.echo(f"error: {e}", err=True)
+    ctx.exit(2 if report.unreadable else 0)
+
+
+def _errors(err) -> None:
+    from grader.errors import ErrorList
+    for e in err.errors if isinstance(err, ErrorList) else [err]:
+        click.echo(f"error: {e}", err=True)
+
+
+class _progress_bar:
+    """A rich progress bar on stderr, shown only once a batch turns out to be long."""
+
+    def __init__(self):
+        self.bar = None
+        self.task = None
+
+    def __call__(self, advance, total):
+        if total is not None:
+            if total >= PROGRESS_FROM:
+                from rich.console import Console
+                from rich.progress import Progress
+                self.bar = Progress(console=Console(stderr=True), transient=True)
+                self.bar.start()
+                self.task = self.bar.add_task("grading", total=total)
+            return
+        if self.bar is not None:
+            self.bar.advance(self.task, advance)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.stop()
