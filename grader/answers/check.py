@@ -164,11 +164,12 @@ def _check_number(spec: AnswerSpec, raw) -> Outcome:
     for mv, m in ref.mistakes:
         if accepted(r.value, r.sig_figs, half, mv.value, spec.tolerance, ref.min_sig):
             return fb.from_mistake(r.read_as, m)
-    if v == COARSE:
-        return fb.wrong(r.read_as, fb.too_coarse(r.read_as, r.sig_figs or 0, ref.min_sig))
-    for d in NUMBER_VARIANTS:
-        if accepted(r.value, r.sig_figs, half, ref.value * d.factor, spec.tolerance, ref.min_sig):
+    for d in NUMBER_VARIANTS:       # a coarse answer must be a variant exactly to count as one
+        if (r.value == ref.value * d.factor if v == COARSE else
+                accepted(r.value, r.sig_figs, half, ref.value * d.factor, spec.tolerance, ref.min_sig)):
             return fb.wrong(r.read_as, d.message)
+    if v == COARSE:
+        return fb.wrong(r.read_as, fb.too_coarse(r.read_as, r.sig_figs or 0, ref.min_sig, spec.tolerance))
     return fb.wrong(r.read_as, fb.otherwise(spec.feedback, "not the expected value"))
 
 
@@ -201,17 +202,19 @@ def _check_quantity(spec: AnswerSpec, raw) -> Outcome:
     for mv, m in ref.mistakes:
         if accepted(q.value, sig, half, mv, spec.tolerance, ref.min_sig):
             return fb.from_mistake(q.read_as, m)
-    if v == COARSE:
-        return fb.wrong(q.read_as, fb.too_coarse(q.read_as.split(" = ")[0], sig or 0, ref.min_sig))
     other = BINARY_OF.get(q.unit) or DECIMAL_OF.get(q.unit)
     if other is not None:
         f_other = factor(other, ref.unit)
         n = q.number
-        if f_other and accepted(n.value, n.sig_figs, n.half_unit, ref.value / f_other, None, ref.min_sig):
+        if f_other and (n.value == ref.value / f_other if v == COARSE else
+                        accepted(n.value, n.sig_figs, n.half_unit, ref.value / f_other, None, ref.min_sig)):
             return fb.wrong(q.read_as, unit_confusion(q.read_as.split(" = ")[0], q.value, q.unit, ref.value, ref.unit))
     for d in QUANTITY_VARIANTS:
-        if accepted(q.value, sig, half, ref.value * d.factor, spec.tolerance, ref.min_sig):
+        if (q.value == ref.value * d.factor if v == COARSE else
+                accepted(q.value, sig, half, ref.value * d.factor, spec.tolerance, ref.min_sig)):
             return fb.wrong(q.read_as, d.message)
+    if v == COARSE:
+        return fb.wrong(q.read_as, fb.too_coarse(q.read_as.split(" = ")[0], sig or 0, ref.min_sig, spec.tolerance))
     return fb.wrong(q.read_as, fb.otherwise(spec.feedback, "not the expected quantity"))
 
 

@@ -44,8 +44,10 @@ def sig_figs_note(sig: int) -> str:
     return f"{sig} significant figure{'s' if sig != 1 else ''}"
 
 
-def too_coarse(read_as: str, sig: int, wanted: int | None) -> str:
+def too_coarse(read_as: str, sig: int, wanted: int | None, tolerance=None) -> str:
     """An answer that the reference rounds to, but at fewer figures than the problem asks."""
+    if wanted is None and tolerance is not None and not tolerance.exact:
+        return f"{read_as} is not within {tolerance} of the expected value."
     if wanted is None:
         return (f"{read_as} is rounded (to {sig_figs_note(sig)}); the question asks for the exact value.")
     return (f"{read_as} is rounded to {sig_figs_note(sig)}: too coarse to tell the answer from its "

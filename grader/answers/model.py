@@ -61,6 +61,11 @@ class Tolerance:
                 return cls(rel=value)
         raise SpecError(f"cannot read tolerance {raw!r}: write 1e-3 (relative), '0.5 abs' or '0.1%'")
 
+    @property
+    def exact(self) -> bool:
+        """Tolerance 0: only the exact value."""
+        return not self.rel and not self.abs
+
     def allows(self, answer: Fraction, reference: Fraction) -> bool:
         diff = abs(answer - reference)
         if self.abs is not None and diff <= self.abs:
