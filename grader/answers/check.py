@@ -29,6 +29,8 @@ def check_answer(spec: AnswerSpec, raw) -> Outcome:
         why = screen(raw, spec.kind)
         if why:
             return Outcome.invalid(why)
+        if isinstance(raw, str) and spec.kind != "free_text":
+            raw = " ".join(raw.split())     # one space between words: no regex sees long runs
         return _CHECKERS[spec.kind](spec, raw)
     except Unreadable as e:
         return Outcome.invalid(str(e))
@@ -48,6 +50,7 @@ class NumberRef:
     value: Fraction
     min_sig: int | None
     mistakes: tuple         # ((Reading, Mistake), ...)
+    variants: tuple = ()    # ((reference × factor, Derived), ...)
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class QuantityRef:
     unit: str               # pint name
     min_sig: int | None
     mistakes: tuple         # ((value in unit, Mistake), ...)
+    variants: tuple = ()    # ((reference × factor, Derived), ...)
 
 
 @lru_cache(maxsize=4096)
@@ -84,7 +88,8 @@ def _prep_number(spec: AnswerSpec) -> NumberRef:
             mistakes.append((_reading_of_reference(m.value), m))
         except Unreadable as e:
             raise SpecError(f"mistake {m.value!r}: {e}") from None
-    return NumberRef(ref, min_sig_figs(spec, ref), tuple(mistakes))
+    variants = tuple((ref * d.factor, d) for d in NUMBER_VARIANTS if ref * d.factor != ref)
+    return NumberRef(ref, min_sig_figs(spec, ref), tuple(mistakes), variants)
 
 
 def _ref_unit(spec: AnswerSpec) -> str:
@@ -113,7 +118,8 @@ def _prep_quantity(spec: AnswerSpec) -> QuantityRef:
 
     ref = value_of(spec.reference)
     mistakes = tuple((value_of(m.value), m) for m in spec.mistakes)
-    return QuantityRef(ref, unit, min_sig_figs(spec, ref), mistakes)
+    variants = tuple((ref * d.factor, d) for d in QUANTITY_VARIANTS if ref * d.factor != ref)
+    return QuantityRef(ref, unit, min_sig_figs(spec, ref), mistakes, variants)
 
 
 def _prep_shape(spec: AnswerSpec):
@@ -164,9 +170,9 @@ def _check_number(spec: AnswerSpec, raw) -> Outcome:
     for mv, m in ref.mistakes:
         if accepted(r.value, r.sig_figs, half, mv.value, spec.tolerance, ref.min_sig):
             return fb.from_mistake(r.read_as, m)
-    for d in NUMBER_VARIANTS:       # a coarse answer must be a variant exactly to count as one
-        if (r.value == ref.value * d.factor if v == COARSE else
-                accepted(r.value, r.sig_figs, half, ref.value * d.factor, spec.tolerance, ref.min_sig)):
+    for value, d in ref.variants:   # a coarse answer must be a variant exactly to count as one
+        if (r.value == value if v == COARSE else
+                accepted(r.value, r.sig_figs, half, value, spec.tolerance, ref.min_sig)):
             return fb.wrong(r.read_as, d.message)
     if v == COARSE:
         return fb.wrong(r.read_as, fb.too_coarse(r.read_as, r.sig_figs or 0, ref.min_sig, spec.tolerance))
@@ -209,9 +215,9 @@ def _check_quantity(spec: AnswerSpec, raw) -> Outcome:
         if f_other and (n.value == ref.value / f_other if v == COARSE else
                         accepted(n.value, n.sig_figs, n.half_unit, ref.value / f_other, None, ref.min_sig)):
             return fb.wrong(q.read_as, unit_confusion(q.read_as.split(" = ")[0], q.value, q.unit, ref.value, ref.unit))
-    for d in QUANTITY_VARIANTS:
-        if (q.value == ref.value * d.factor if v == COARSE else
-                accepted(q.value, sig, half, ref.value * d.factor, spec.tolerance, ref.min_sig)):
+    for value, d in ref.variants:
+        if (q.value == value if v == COARSE else
+                accepted(q.value, sig, half, value, spec.tolerance, ref.min_sig)):
             return fb.wrong(q.read_as, d.message)
     if v == COARSE:
         return fb.wrong(q.read_as, fb.too_coarse(q.read_as.split(" = ")[0], sig or 0, ref.min_sig, spec.tolerance))

@@ -44,6 +44,7 @@ _NUMBER = re.compile(
     re.VERBOSE,
 )
 _PLAIN_INT = re.compile(r"[+-]?\d{1,400}")
+_RATIO = re.compile(r"([+-]?\d+)\s*/\s*(\d+)")
 
 SCALES = {"k": 3, "K": 3, "thousand": 3, "M": 6, "million": 6, "B": 9, "bn": 9, "G": 9, "billion": 9,
           "T": 12, "trillion": 12, "quadrillion": 15, "%": -2}
@@ -105,6 +106,10 @@ def _read_text(text: str, nouns: bool) -> Reading:
         scale = _scale(rest)
         if scale is not None:
             return _literal(m, scale, text)
+    m = _RATIO.fullmatch(text)
+    if m and int(m.group(2)) != 0 and len(text) < 60:
+        value = Fraction(int(m.group(1)), int(m.group(2)))
+        return Reading(value, None, None, f"{m.group(1)}/{m.group(2)} = {format_value(value)}")
     if _looks_decimal_comma(text):
         raise Unreadable(f"{shorten(text, 30)!r}: use a point for decimals and commas only between "
                          "groups of three digits (1,048,576 or 16.8)")
@@ -163,16 +168,27 @@ def read_arithmetic(text: str) -> Reading:
     try:
         from grader.expr import ExprError, parse
     except ImportError:         # the parser is not there: only literals can be read
+        unit = re.search(r"[A-Za-z]+$", text)
+        if unit and _is_unit(unit.group(0)):
+            raise Unreadable(f"the question asks for a plain number, without a unit ({unit.group(0)!r})") from None
         raise Unreadable(f"cannot read {shorten(text, 40)!r} as a number") from None
     try:
         parsed = parse(text, _no_symbols())
     except ExprError as e:
+        unit = re.search(r"[A-Za-z]+$", text)
+        if unit and _is_unit(unit.group(0)):
+            raise Unreadable(f"the question asks for a plain number, without a unit ({unit.group(0)!r})") from None
         raise Unreadable(f"cannot read {shorten(text, 40)!r} as a number: {e.message}") from None
     value = exact_number(parsed.expr)
     if value is None:
         raise Unreadable(f"{shorten(text, 40)!r} is not a number")
     return Reading(value, None, None, f"{parsed.read_as} = {format_value(value)}"
                    if parsed.read_as.replace(",", "") != format_value(value).replace(",", "") else format_value(value))
+
+
+def _is_unit(word: str) -> bool:
+    from .units import UNITS
+    return word in UNITS and word not in NOUNS
 
 
 @lru_cache(maxsize=1)

@@ -6,6 +6,7 @@ comma separates axes — but ``1 024`` or ``1_024`` are). Brackets must match.
 """
 from __future__ import annotations
 
+import operator
 import re
 
 from .guard import MAX_ITEMS, shorten
@@ -49,6 +50,8 @@ def _axis(x) -> int:
         raise Unreadable("true/false is not an axis length")
     if isinstance(x, int):
         return _axis_int(x)
+    if hasattr(x, "__index__") and not isinstance(x, (str, float)):    # a SymPy Integer in a reference
+        return _axis_int(operator.index(x))
     if isinstance(x, str):
         s = x.strip()
         if _AXIS.fullmatch(s):

@@ -12,7 +12,6 @@ are exact fractions (a float factor from pint is read back through its decimal t
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -48,7 +47,6 @@ for _si, _word in (("k", "kilo"), ("M", "mega"), ("G", "giga"), ("T", "tera"), (
     _add((f"{_si}FLOP", f"{_si}FLOPs", f"{_si}FLOPS", f"{_word}flop", f"{_word}flops"), f"{_word}flop",
          "a number of operations")
 
-_SPLIT = re.compile(r"(?P<num>.*?)\s*(?P<unit>[A-Za-zµμ]+)\s*\.?\s*$", re.DOTALL)
 
 # A decimal unit and its binary counterpart (the MB/MiB confusion).
 BINARY_OF = {f"{w}byte": f"{b}byte" for w, b in (("kilo", "kibi"), ("mega", "mebi"), ("giga", "gibi"),
@@ -95,6 +93,16 @@ def kind_of(unit: str) -> str:
     return "a quantity"
 
 
+def split_unit(text: str) -> tuple[str, str]:
+    """``("16.8", "MB")`` from ``"16.8 MB"`` (or ``"16.8MB."``): the trailing run of letters is
+    the unit; found by walking back from the end (no regex backtracking on long input)."""
+    end = len(text.rstrip(" ."))
+    start = end
+    while start > 0 and (text[start - 1].isascii() and text[start - 1].isalpha() or text[start - 1] in "µμ"):
+        start -= 1
+    return text[:start].rstrip(), text[start:end]
+
+
 @dataclass(frozen=True)
 class QuantityReading:
     """A quantity as read: its number (with stated precision), its unit (pint name, or None
@@ -115,11 +123,10 @@ def read_quantity(raw, ref_unit: str) -> QuantityReading:
     if not isinstance(raw, str):
         raise Unreadable(f"expected a quantity like '16 MiB', not {type(raw).__name__}")
     text = raw.strip()
-    m = _SPLIT.fullmatch(text)
-    if m is None or not m.group("num").strip():
+    num, spelled = split_unit(text)
+    if not spelled or not num:
         number = read_number(text, nouns=False)      # a bare number (or unreadable)
         return QuantityReading(number, None, None, None, number.read_as)
-    spelled = m.group("unit")
     if spelled not in UNITS:
         # maybe a scale word or an expression's tail (2 billion, 2^24): a bare number?
         try:
@@ -129,7 +136,7 @@ def read_quantity(raw, ref_unit: str) -> QuantityReading:
                              "bits, or s, ms") from None
         return QuantityReading(number, None, None, None, number.read_as)
     unit = UNITS[spelled][0]
-    number = read_number(m.group("num"), nouns=False)
+    number = read_number(num, nouns=False)
     f = factor(unit, ref_unit)
     shown = f"{number.read_as} {plural(unit, number.value)}"
     if f is None:

@@ -1,0 +1,119 @@
+"""Expressions and relations through grader.expr: 17-08's formulas in d (= d_model), h, n, b.
+
+By hand: parameters with biases = 4 matrices d×d + 4 biases of d = 4d² + 4d = 4d(d + 1);
+d_k = d/h; the crossover 4n²d > 8nd² ⟺ (dividing by 4nd > 0) n > 2d ⟺ d < n/2.
+"""
+import os
+
+import pytest
+
+expr = pytest.importorskip("grader.expr")
+
+from grader.answers import AnswerSpec, Mistake, check_answer  # noqa: E402
+
+POS = {"positive": True, "integer": True}
+TABLE = expr.SymbolTable.build(symbols={"d": POS, "h": POS, "n": POS, "b": POS},
+                               aliases={"d_model": "d"}, definitions={"d_k": "d/h", "d_v": "d/h"})
+
+PARAMS = AnswerSpec("expression", "4*d**2 + 4*d", table=TABLE, mistakes=(
+    Mistake("4*d**2", "4d² leaves the biases out: each of the four projections has a bias of d entries."),
+    Mistake("3*d**2 + 3*d", "W^O is forgotten: the output projection is a fourth d × d matrix with its bias."),
+    Mistake("4*d**2 + d", "Only one bias counted.", credit=0.5),
+))
+D_K = AnswerSpec("expression", "d/h", table=TABLE, mistakes=(Mistake("d*h", "d_k shrinks with more heads: d_k = d / h."),))
+CROSSOVER = AnswerSpec("relation", "n > 2*d", table=TABLE, mistakes=(
+    Mistake("n > d", "n > d is the text's rule of thumb; with 8nd² against 4n²d the crossover is n = 2d."),
+))
+
+
+@pytest.mark.parametrize("answer", ["4*d**2 + 4*d", "4d² + 4d", "4·d² + 4·d", "d^2*4 + 4*d", "4d(d+1)",
+                                    "4*d_model^2 + 4*d_model", "4 × d² + 4 × d", "4*d*(d + 1)", "(d+1)*4d"])
+def test_equivalent_forms_of_4d2_plus_4d_are_correct(answer):
+    out = check_answer(PARAMS, answer)
+    assert (out.status, out.correct, out.credit) == ("correct", True, 1.0), out
+    assert out.read_as
+
+
+@pytest.mark.parametrize("answer, feedback, credit", [
+    ("4d²", "4d² leaves the biases out: each of the four projections has a bias of d entries.", 0.0),
+    ("4*d_model^2", "4d² leaves the biases out: each of the four projections has a bias of d entries.", 0.0),
+    ("3d(d+1)", "W^O is forgotten: the output projection is a fourth d × d matrix with its bias.", 0.0),
+    ("4d^2 + d", "Only one bias counted. (partial credit: 50%)", 0.5),
+    # derived: 8d² + 8d = 2 · (4d² + 4d); 2d² + 2d = ½ ·; d² + d = ¼ ·
+    ("8d^2 + 8d", "Your formula is twice the expected one: is something counted twice?", 0.0),
+    ("2d^2 + 2d", "Your formula is half the expected one", 0.0),
+    ("d^2 + d", "Your formula is a quarter of the expected one", 0.0),
+    ("1048576", "Your answer is a number; the question asks for a formula in d.", 0.0),
+    ("4d^2 + 4d + 1", "not equivalent to the expected formula", 0.0),
+])
+def test_wrong_formulas_get_the_most_specific_message(answer, feedback, credit):
+    out = check_answer(PARAMS, answer)
+    assert (out.status, out.correct, out.credit) == ("wrong", False, credit), out
+    assert out.feedback.startswith(feedback), out.feedback
+
+
+def test_d_k_through_definitions_and_aliases():
+    for answer in ("d/h", "d_model/h", "d_k", "d / h"):
+        assert check_answer(D_K, answer).status == "correct", answer
+    out = check_answer(D_K, "d*h")
+    assert (out.status, out.feedback) == ("wrong", "d_k shrinks with more heads: d_k = d / h.")
+
+
+def test_an_undecided_equivalence_is_reported_never_guessed(monkeypatch):
+    import grader.answers.symbolic as symbolic
+    monkeypatch.setattr(symbolic, "compare_expressions", lambda a, b, table: "undecided")
+    out = check_answer(PARAMS, "4d(d+1)")
+    assert (out.status, out.correct, out.credit) == ("undecided", None, 0.0)
+    assert "a person will check" in out.feedback
+
+
+@pytest.mark.parametrize("answer", ["n > 2d", "2d < n", "d < n/2", "n > 2*d_model", "4n²d > 8nd²", "n - 2d > 0"])
+def test_equivalent_relations_are_correct(answer):
+    out = check_answer(CROSSOVER, answer)
+    assert out.status == "correct", out
+
+
+@pytest.mark.parametrize("answer, feedback", [
+    ("n > d", "n > d is the text's rule of thumb; with 8nd² against 4n²d the crossover is n = 2d."),
+    ("n < 2d", "Your inequality points the other way: it holds exactly where the expected one fails."),
+    ("2d > n", "Your inequality points the other way"),
+    ("n >= 2d", "Strict (>, <) and non-strict (≥, ≤) differ at the boundary"),
+    ("n > 3d", "not the expected relation"),
+])
+def test_wrong_relations(answer, feedback):
+    out = check_answer(CROSSOVER, answer)
+    assert out.status == "wrong" and out.feedback.startswith(feedback), out
+
+
+def test_a_relation_needs_an_inequality():
+    out = check_answer(CROSSOVER, "2d")
+    assert out.status == "invalid" and "inequality" in out.feedback
+
+
+@pytest.mark.parametrize("answer", [
+    "__import__('os').system('touch PWNED')", "().__class__.__bases__[0].__subclasses__()",
+    "lambda: open('PWNED', 'w')", "9**9**9**9", "((9^999)^999)^999", "2^(2^(2^(2^(2^2))))", "10^10^10",
+    "(" * 500 + "d" + ")" * 500, "d^(" * 300 + "d" + ")" * 300, "d.__class__", "d[0]", "import os",
+])
+@pytest.mark.parametrize("spec", [PARAMS, CROSSOVER], ids=["expression", "relation"])
+def test_hostile_formulas_are_invalid_and_run_nothing(spec, answer, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = check_answer(spec, answer)
+    assert (out.status, out.credit) == ("invalid", 0.0), out
+    assert out.feedback.startswith("invalid answer: ")
+    assert not os.path.exists(tmp_path / "PWNED")
+
+
+@pytest.mark.parametrize("answer, value", [("1024/16", 64), ("2^6", 64), ("4*512^2", 1048576), ("2^20", 1048576),
+                                           ("sqrt(4096)", 64)])
+def test_arithmetic_numbers_through_the_parser(answer, value):
+    out = check_answer(AnswerSpec("number", value), answer)
+    assert out.status == "correct", out
+    assert out.read_as.endswith(f"{value:,}")
+
+
+def test_arithmetic_quantities():
+    # 2^24 = 16,777,216; 4 · 2^22 = 16,777,216
+    spec = AnswerSpec("quantity", 16777216, unit="byte")
+    for answer in ("2^24 B", "2^24 bytes", "4*2^22 bytes", "256*128^2*4 bytes"):
+        assert check_answer(spec, answer).status == "correct", answer
