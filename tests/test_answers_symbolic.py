@@ -67,7 +67,8 @@ def test_an_undecided_equivalence_is_reported_never_guessed(monkeypatch):
     assert "a person will check" in out.feedback
 
 
-@pytest.mark.parametrize("answer", ["n > 2d", "2d < n", "d < n/2", "n > 2*d_model", "4n²d > 8nd²", "n - 2d > 0"])
+@pytest.mark.parametrize("answer", ["n > 2d", "2d < n", "d < n/2", "n > 2*d_model", "4n²d > 8nd²", "n - 2d > 0",
+                                    "{n : n > 2d}", "{n | 2d < n}", "n ∈ (2d, ∞)", "n in (2*d, inf)"])
 def test_equivalent_relations_are_correct(answer):
     out = check_answer(CROSSOVER, answer)
     assert out.status == "correct", out
@@ -79,6 +80,8 @@ def test_equivalent_relations_are_correct(answer):
     ("2d > n", "Your inequality points the other way"),
     ("n >= 2d", "Strict (>, <) and non-strict (≥, ≤) differ at the boundary"),
     ("n > 3d", "not the expected relation"),
+    ("n ∈ [2d, ∞)", "Strict (>, <) and non-strict (≥, ≤) differ at the boundary"),
+    ("n ∈ (−∞, 2d)", "Your inequality points the other way"),
 ])
 def test_wrong_relations(answer, feedback):
     out = check_answer(CROSSOVER, answer)
@@ -88,6 +91,8 @@ def test_wrong_relations(answer, feedback):
 def test_a_relation_needs_an_inequality():
     out = check_answer(CROSSOVER, "2d")
     assert out.status == "invalid" and "inequality" in out.feedback
+    out = check_answer(CROSSOVER, "n ∈ (2d, 3d)")
+    assert out.status == "invalid" and "a bounded interval is two inequalities" in out.feedback
 
 
 @pytest.mark.parametrize("answer", [

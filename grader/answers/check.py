@@ -147,10 +147,10 @@ def _prep_expression(spec: AnswerSpec):
 
 
 def _prep_relation(spec: AnswerSpec):
-    from .symbolic import orient, read_expression
+    from .symbolic import orient, read_relation
     table = _table(spec)
-    ref = orient(read_expression(spec.reference, table, relations=True)[0])
-    return ref, tuple((orient(read_expression(m.value, table, relations=True)[0]), m) for m in spec.mistakes)
+    ref = orient(read_relation(spec.reference, table)[0])
+    return ref, tuple((orient(read_relation(m.value, table)[0]), m) for m in spec.mistakes)
 
 
 _PREPARERS = {"number": _prep_number, "quantity": _prep_quantity, "shape": _prep_shape,
@@ -284,10 +284,10 @@ def _sympy_rational(f: Fraction):
 
 
 def _check_relation(spec: AnswerSpec, raw) -> Outcome:
-    from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, compare_relations, orient, read_expression
+    from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, compare_relations, orient, read_relation
     ref, mistakes = prepare(spec)
     table = spec.table
-    rel, shown = read_expression(raw, table, relations=True)
+    rel, shown = read_relation(raw, table)
     mine = orient(rel)
     v, how = compare_relations(mine, ref, table)
     if v == SAME:

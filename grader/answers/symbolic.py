@@ -5,12 +5,13 @@ bounded SymPy; "undecided" is reported, never guessed).
 A relation ``a > b`` (or ``<``, ``>=``, ``<=``) is oriented as ``f > 0`` with ``f = a − b``
 (``b − a`` for ``<``); two relations say the same when both are strict or both are not and
 ``f₁ / f₂`` is positive under the symbols' assumptions (``n > 2d``, ``2d < n``, ``d < n/2``,
-``4n²d > 8nd²`` all agree). A negative ratio is the relation reversed. When the ratio's sign
+``4n²d > 8nd²`` all agree; so do the sets ``{n : n > 2d}`` and ``n ∈ (2d, ∞)``). A negative ratio is the relation reversed. When the ratio's sign
 is not known, sampled points look for a counterexample; none found is "undecided".
 """
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 from .guard import shorten
@@ -36,6 +37,41 @@ def read_expression(text, table, *, relations: bool = False):
     except (RecursionError, MemoryError, OverflowError):
         raise Unreadable("too complex to read") from None
     return parsed.expr, parsed.read_as
+
+
+_SET_BUILDER = re.compile(r"\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:|]|∈\s*\S+\s*[:|])\s*(.+)\}")
+_INTERVAL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:∈|\bin\b)\s*([(\[\]])(.+),(.+)([)\[\]])")
+_INFINITY = {"∞", "inf", "+∞", "+inf", "infinity", "oo"}
+
+
+def read_relation(text, table):
+    """``(sympy relational, read_as)``: an inequality (``n > 2d``), a set-builder set
+    (``{n : n > 2d}``) or a half-line (``n ∈ (2d, ∞)``, ``n in [2d, inf)``, ``n ∈ (−∞, 2d)``)."""
+    if isinstance(text, str):
+        m = _SET_BUILDER.fullmatch(text.strip())
+        if m:
+            return read_expression(m.group(2), table, relations=True)
+        m = _INTERVAL.fullmatch(text.strip())
+        if m:
+            return _half_line(m, table)
+    return read_expression(text, table, relations=True)
+
+
+def _half_line(m: re.Match, table):
+    import sympy
+    var, _ = read_expression(m.group(1), table)
+    lo, hi = m.group(3).strip(), m.group(4).strip()
+    low_open, high_open = m.group(2) in "(]", m.group(5) in ")["
+    lo_inf = lo.lstrip("-−") in _INFINITY and lo[:1] in "-−"
+    if hi.lower().lstrip("+") in {x.lstrip("+") for x in _INFINITY} and not lo_inf:
+        bound, shown = read_expression(lo, table)
+        rel = sympy.StrictGreaterThan(var, bound) if low_open else sympy.GreaterThan(var, bound)
+        return rel, f"{m.group(1)} {'>' if low_open else '≥'} {shown}"
+    if lo_inf:
+        bound, shown = read_expression(hi, table)
+        rel = sympy.StrictLessThan(var, bound) if high_open else sympy.LessThan(var, bound)
+        return rel, f"{m.group(1)} {'<' if high_open else '≤'} {shown}"
+    raise Unreadable("a bounded interval is two inequalities; answer with one inequality, e.g. n > 2d")
 
 
 def compare_expressions(answer, reference, table) -> str:
