@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -125,11 +124,21 @@ class Bank:
     def __contains__(self, problem_id):
         return problem_id in self._by_id
 
-    @cached_property
+    @property
     def subject(self):
-        """The spec subject the references are derived from (loaded once, on first use)."""
-        from grader.spec import load_subject
-        return load_subject(self.spec_path)
+        """The spec subject the references are derived from (loaded once, on first use; a spec
+        that cannot be loaded raises the same error each time, without loading it again)."""
+        got = self.__dict__.get("_subject")
+        if got is None:
+            from grader.spec import load_subject
+            try:
+                got = (load_subject(self.spec_path), None)
+            except Exception as e:
+                got = (None, e)
+            object.__setattr__(self, "_subject", got)
+        if got[1] is not None:
+            raise got[1]
+        return got[0]
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ per file, as Gradescope runs one.
 from __future__ import annotations
 
 import json
+import re
 from xml.etree import ElementTree as ET
 
 FORMATS = ("text", "json", "junit", "gradescope")
@@ -43,11 +44,21 @@ def to_dict(report) -> dict:
 
 
 def as_json(report) -> str:
-    return json.dumps(to_dict(report), indent=2, ensure_ascii=False, default=str) + "\n"
+    data = to_dict(report)
+    # indented for people; a big class compact (C encoder, several times faster)
+    indent = 2 if data["summary"]["answers"] <= 2000 else None
+    return json.dumps(data, indent=indent, ensure_ascii=False, default=str) + "\n"
 
 
 MARK = {"correct": "✓", "partial": "~", "wrong": "✗", "invalid": "✗", "unknown": "?", "needs_person": "…",
         "error": "!"}
+
+
+def printable(text: str) -> str:
+    """Text safe for a terminal: control and format characters escaped (\\u001b, \\u202e)."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text)
 
 
 def as_text(report) -> str:
@@ -58,13 +69,21 @@ def as_text(report) -> str:
         lines.append(f"{s.learner} ({s.file}): {_num(s.score)}/{_num(s.max_score)}"
                      + (f", {len(s.unanswered)} unanswered" if s.unanswered else ""))
         for r in s.results:
-            answer = r.answer if isinstance(r.answer, str) else json.dumps(r.answer, default=str)
+            answer = printable(r.answer if isinstance(r.answer, str) else json.dumps(r.answer, default=str))
             lines.append(f"  {MARK.get(r.status, ' ')} {r.id}  {_num(r.score)}/{_num(r.max_score)}  "
                          f"{answer!s}  — {r.feedback}" + (f" [read as {r.read_as}]" if r.read_as and r.read_as not in r.feedback else ""))
     n = sum(len(s.results) for s in report.submissions)
     lines.append(f"{len(report.submissions)} submissions, {n} answers graded"
                  + (f", {len(report.errors)} input errors" if report.errors else ""))
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
+
+
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(value) -> str:
+    """Text XML 1.0 can hold: characters it forbids are written as \\uXXXX."""
+    return _XML_BAD.sub(lambda m: f"\\u{ord(m.group()):04x}", str(value))
 
 
 def as_junit(report) -> str:
@@ -72,23 +91,23 @@ def as_junit(report) -> str:
     for s in report.submissions:
         failures = sum(1 for r in s.results if r.correct is False)
         skipped = sum(1 for r in s.results if r.correct is None)
-        suite = ET.SubElement(suites, "testsuite", name=s.learner, tests=str(len(s.results)),
-                              failures=str(failures), skipped=str(skipped), errors="0", file=s.file)
+        suite = ET.SubElement(suites, "testsuite", name=xml_safe(s.learner), tests=str(len(s.results)),
+                              failures=str(failures), skipped=str(skipped), errors="0", file=xml_safe(s.file))
         for r in s.results:
-            case = ET.SubElement(suite, "testcase", classname=s.learner, name=r.id,
-                                 file=str(r.location.file) if r.location else s.file,
+            case = ET.SubElement(suite, "testcase", classname=xml_safe(s.learner), name=xml_safe(r.id),
+                                 file=xml_safe(r.location.file if r.location else s.file),
                                  line=str(r.location.line) if r.location and r.location.line else "")
-            ET.SubElement(case, "system-out").text = f"score {_num(r.score)}/{_num(r.max_score)}: {r.feedback}"
+            ET.SubElement(case, "system-out").text = xml_safe(f"score {_num(r.score)}/{_num(r.max_score)}: {r.feedback}")
             if r.correct is False:
-                ET.SubElement(case, "failure", message=r.feedback, type=r.status).text = f"answer: {r.answer}"
+                ET.SubElement(case, "failure", message=xml_safe(r.feedback), type=r.status).text = xml_safe(f"answer: {r.answer}")
             elif r.correct is None:
-                ET.SubElement(case, "skipped", message=r.feedback)
+                ET.SubElement(case, "skipped", message=xml_safe(r.feedback))
     if report.errors:
         suite = ET.SubElement(suites, "testsuite", name="input", tests=str(len(report.errors)),
                               failures="0", errors=str(len(report.errors)), skipped="0")
         for e in report.errors:
-            case = ET.SubElement(suite, "testcase", classname="input", name=str(e.location or "input"))
-            ET.SubElement(case, "error", message=e.message)
+            case = ET.SubElement(suite, "testcase", classname="input", name=xml_safe(e.location or "input"))
+            ET.SubElement(case, "error", message=xml_safe(e.message))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 

@@ -67,7 +67,8 @@ def echo(raw):
 
 
 def _key(raw):
-    return (type(raw).__name__, tuple(raw) if isinstance(raw, list) else raw)
+    """A hashable key of an answer as given (lists and mappings by their repr: unambiguous)."""
+    return (type(raw).__name__, repr(raw) if isinstance(raw, (list, dict)) else raw)
 
 
 def grade(bank, loaded: Loaded, *, jobs: int = 2, limits: Limits = Limits(), progress=None) -> Report:
@@ -110,8 +111,15 @@ def grade(bank, loaded: Loaded, *, jobs: int = 2, limits: Limits = Limits(), pro
                 continue
             sk = (problem.id, variant)
             if sk not in spec_index:
-                spec_index[sk] = len(specs)
-                specs.append(check.prepare(seen, bank))
+                try:
+                    specs.append(check.prepare(seen, bank))
+                    spec_index[sk] = len(specs) - 1
+                except Exception as e:  # the bank's problem (a reference that cannot be read), not the learner's
+                    spec_index[sk] = (0.0, None, f"cannot grade: the problem cannot be prepared ({e}); "
+                                                 "a person must look at it", None, "error")
+            if isinstance(spec_index[sk], tuple):
+                plan.append((ans, seen, variant, spec_index[sk]))
+                continue
             key = (spec_index[sk], akey)
             if key not in tasks:
                 tasks[key] = len(payloads)
