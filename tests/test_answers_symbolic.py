@@ -100,7 +100,7 @@ def test_a_relation_needs_an_inequality():
 @pytest.mark.parametrize("answer", [
     "__import__('os').system('touch PWNED')", "().__class__.__bases__[0].__subclasses__()",
     "lambda: open('PWNED', 'w')", "9**9**9**9", "((9^999)^999)^999", "2^(2^(2^(2^(2^2))))", "10^10^10",
-    "(" * 500 + "d" + ")" * 500, "d^(" * 300 + "d" + ")" * 300, "d.__class__", "d[0]", "import os",
+    "(" * 500 + "d" + ")" * 500, "d^(" * 300 + "d" + ")" * 300, "d.__class__", "d.real", "import os",
 ])
 @pytest.mark.parametrize("spec", [PARAMS, CROSSOVER], ids=["expression", "relation"])
 def test_hostile_formulas_are_invalid_and_run_nothing(spec, answer, tmp_path, monkeypatch):

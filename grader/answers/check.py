@@ -147,10 +147,10 @@ def _prep_expression(spec: AnswerSpec):
 
 
 def _prep_relation(spec: AnswerSpec):
-    from .symbolic import orient, read_relation
+    from .symbolic import check_relation, read_relation
     table = _table(spec)
-    ref = orient(read_relation(spec.reference, table)[0])
-    return ref, tuple((orient(read_relation(m.value, table)[0]), m) for m in spec.mistakes)
+    ref = check_relation(read_relation(spec.reference, table)[0])
+    return ref, tuple((check_relation(read_relation(m.value, table)[0]), m) for m in spec.mistakes)
 
 
 _PREPARERS = {"number": _prep_number, "quantity": _prep_quantity, "shape": _prep_shape,
@@ -284,11 +284,11 @@ def _sympy_rational(f: Fraction):
 
 
 def _check_relation(spec: AnswerSpec, raw) -> Outcome:
-    from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, compare_relations, orient, read_relation
+    from .symbolic import EQUAL as SAME, UNDECIDED, check_relation, compare_relations, read_relation
     ref, mistakes = prepare(spec)
     table = spec.table
     rel, shown = read_relation(raw, table)
-    mine = orient(rel)
+    mine = check_relation(rel)
     v, how = compare_relations(mine, ref, table)
     if v == SAME:
         return fb.correct(shown)
@@ -302,7 +302,6 @@ def _check_relation(spec: AnswerSpec, raw) -> Outcome:
     if how == "strictness":
         return fb.wrong(shown, "Strict (>, <) and non-strict (≥, ≤) differ at the boundary, where both sides are "
                                "equal: check which one the question asks for.")
-    assert v == DIFFERENT
     return fb.wrong(shown, fb.otherwise(spec.feedback, "not the expected relation"))
 
 

@@ -2,17 +2,14 @@
 never eval or sympify), compared with :func:`grader.expr.equivalent` (fast path, then
 bounded SymPy; "undecided" is reported, never guessed).
 
-A relation ``a > b`` (or ``<``, ``>=``, ``<=``) is oriented as ``f > 0`` with ``f = a − b``
-(``b − a`` for ``<``); two relations say the same when both are strict or both are not and
-``f₁ / f₂`` is positive under the symbols' assumptions (``n > 2d``, ``2d < n``, ``d < n/2``,
-``4n²d > 8nd²`` all agree; so do the sets ``{n : n > 2d}`` and ``n ∈ (2d, ∞)``). A negative ratio is the relation reversed. When the ratio's sign
-is not known, sampled points look for a counterexample; none found is "undecided".
+Relations are compared by :func:`grader.expr.equivalent` too (``n > 2d``, ``2d < n``,
+``d < n/2`` and ``4n²d > 8nd²`` agree: the ratio of the two sides' differences is positive);
+it also says when an answer is the relation reversed, or strict against non-strict. The sets
+``{n : n > 2d}`` and ``n ∈ (2d, ∞)`` are read as the inequality they describe.
 """
 from __future__ import annotations
 
-import random
 import re
-from dataclasses import dataclass
 
 from .guard import shorten
 from .model import Unreadable
@@ -80,72 +77,18 @@ def compare_expressions(answer, reference, table) -> str:
     return equivalent(answer, reference, table).verdict
 
 
-@dataclass(frozen=True)
-class Oriented:
-    """A relation as ``f > 0`` (strict) or ``f >= 0``."""
-
-    f: object
-    strict: bool
-
-
-_OPS = {">": (1, True), ">=": (1, False), "<": (-1, True), "<=": (-1, False)}
-
-
-def orient(rel) -> Oriented:
-    op = getattr(rel, "rel_op", None)
-    if op not in _OPS:
+def check_relation(rel):
+    """``rel`` itself when it is an inequality (or several joined by "and"); else Unreadable."""
+    import sympy
+    parts = rel.args if isinstance(rel, sympy.And) else (rel,)
+    if not all(getattr(p, "rel_op", None) in (">", "<", ">=", "<=") for p in parts):
         raise Unreadable("expected an inequality (>, <, >=, <=), e.g. n > 2d")
-    sign, strict = _OPS[op]
-    f = rel.lhs - rel.rhs
-    return Oriented(f if sign > 0 else -f, strict)
+    return rel
 
 
-def compare_relations(answer: Oriented, reference: Oriented, table, *, samples: int = 24) -> tuple[str, str]:
-    """(verdict, how): how is "same", "reversed", "strictness" or "" (no common ground)."""
-    import sympy
-    if answer.f == 0 or reference.f == 0:
-        return (EQUAL, "same") if answer == reference else (DIFFERENT, "")
-    try:
-        r = sympy.cancel(answer.f / reference.f)
-    except (sympy.PolynomialError, TypeError, ValueError, RecursionError):
-        r = None
-    sign = _sign(r)
-    if sign is not None:
-        if sign > 0:
-            return (EQUAL, "same") if answer.strict == reference.strict else (DIFFERENT, "strictness")
-        return DIFFERENT, "reversed"
-    # Unknown sign of the ratio: look for a point where the two relations disagree.
-    symbols = sorted(answer.f.free_symbols | reference.f.free_symbols, key=str)
-    rng = random.Random(1708)
-    for _ in range(samples):
-        point = {s: _draw(s, rng) for s in symbols}
-        try:
-            a, b = answer.f.subs(point), reference.f.subs(point)
-            if not (a.is_number and b.is_number):
-                return UNDECIDED, ""
-            ha = a > 0 if answer.strict else a >= 0
-            hb = b > 0 if reference.strict else b >= 0
-            if bool(ha) != bool(hb):
-                return DIFFERENT, ""
-        except (TypeError, ValueError, ZeroDivisionError):
-            continue
-    return UNDECIDED, ""
-
-
-def _sign(r) -> int | None:
-    if r is None:
-        return None
-    if r.is_positive:
-        return 1
-    if r.is_negative:
-        return -1
-    return None
-
-
-def _draw(symbol, rng: random.Random):
-    import sympy
-    if symbol.is_integer:
-        n = rng.randint(1, 4096)
-        return sympy.Integer(n if symbol.is_positive or symbol.is_nonnegative else n - 2048)
-    x = sympy.Rational(rng.randint(1, 10**6), rng.randint(1, 1000))
-    return x if symbol.is_positive or symbol.is_nonnegative else x - 500
+def compare_relations(answer, reference, table) -> tuple[str, str]:
+    """(verdict, method) from :func:`grader.expr.equivalent`; the method says "reversed" or
+    "strictness" when the two relations differ in that way."""
+    from grader.expr import equivalent
+    e = equivalent(answer, reference, table)
+    return e.verdict, e.method
