@@ -1,0 +1,444 @@
+"""Are two expressions (or two relations) equal under the symbols' assumptions?
+
+:func:`equivalent` answers "equal", "different" or "undecided", never a guess:
+
+1. definitions are expanded (d_k -> d/h);
+2. **rational** (both sides rational functions with rational coefficients): the numerator of
+   ``a - b`` over a common denominator is expanded as a polynomial (``sympy.Poly``); zero means
+   "equal" (exact), nonzero "different", with a counterexample found by evaluation;
+3. otherwise, **sampling**: seeded evaluation at points that respect the assumptions (positive
+   integers, ...) and the constraints (``("divides", h, d)``), in exact rationals where possible
+   (30 digits otherwise); one clear mismatch is "different" with that point;
+4. all points agree: a SymPy ``simplify(a - b) == 0`` under a time limit confirms "equal";
+   anything else is "undecided".
+
+The time limit is a SIGALRM timer (``signal.setitimer``) armed around the SymPy step, nested
+inside any timer the caller already runs (the grading workers and check-spec's per-claim limit);
+it needs the main thread, so off the main thread step 4 is skipped ("undecided").
+
+Relations ``f > 0`` / ``f ≥ 0`` / ``f = 0`` (``n > 2d``, ``2d < n``, ``n/2 > d``) are "equal" when
+their kinds agree and ``f₁/f₂`` is positive under the assumptions; otherwise their truth values
+are compared at the sample points.
+"""
+from __future__ import annotations
+
+import random
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import sympy
+from sympy.core.relational import Relational
+
+from .symbols import SymbolTable
+
+EQUAL, DIFFERENT, UNDECIDED = "equal", "different", "undecided"
+SEED = 1708
+SAMPLES = 24
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """``verdict``: "equal", "different" or "undecided"; ``method``: how it was decided
+    ("identical", "rational", "sampling", "simplify", "positive factor", ...);
+    ``counterexample``: {Symbol: value} where the two differ (values are int or sympy.Rational),
+    else None."""
+
+    verdict: str
+    method: str
+    counterexample: dict | None = None
+
+    @property
+    def equal(self) -> bool:
+        return self.verdict == EQUAL
+
+
+def _as_sympy(x):
+    if isinstance(x, sympy.Basic):
+        return x
+    if isinstance(x, bool):
+        raise TypeError("a truth value is not an expression")
+    if isinstance(x, int):
+        return sympy.Integer(x)
+    if isinstance(x, Fraction):
+        return sympy.Rational(x.numerator, x.denominator)
+    raise TypeError(f"expected a SymPy expression (from grader.expr.parse), got {type(x).__name__}")
+
+
+def equivalent(a, b, table: SymbolTable, *, constraints=(), timeout: float = 2.0) -> Equivalence:
+    """Whether ``a`` and ``b`` (SymPy expressions or relations, e.g. ``parse(...).expr``) are
+    equal for every value of the symbols allowed by their assumptions and ``constraints``
+    (a tuple of ``("divides", a, b)`` or SymPy relations like ``n > d``; objects with ``kind``
+    and ``args`` as in the spec's Constraint are read too). ``timeout`` bounds the SymPy step."""
+    a, b = _as_sympy(a), _as_sympy(b)
+    cons = tuple(_constraint(c) for c in constraints)
+    return _equivalent(a, b, table, cons, float(timeout))
+
+
+def _constraint(c):
+    kind = getattr(c, "kind", None)
+    if kind is not None:
+        args = tuple(getattr(c, "args", ()))
+        return (kind,) + args if kind == "divides" else ("holds", args[0])
+    if isinstance(c, tuple) and c and c[0] == "divides":
+        return ("divides", _as_sympy(c[1]), _as_sympy(c[2]))
+    return ("holds", _as_sympy(c))
+
+
+@lru_cache(maxsize=16384)
+def _equivalent(a, b, table, cons, timeout) -> Equivalence:
+    a, b = table.expand(a), table.expand(b)
+    cons = tuple((c[0],) + tuple(table.expand(x) for x in c[1:]) for c in cons)
+    ra, rb = _is_relation(a), _is_relation(b)
+    if ra or rb:
+        if ra != rb:
+            return Equivalence(DIFFERENT, "kind")
+        return _relations(a, b, cons, timeout)
+    if a == b:
+        return Equivalence(EQUAL, "identical")
+    syms = sorted(a.free_symbols | b.free_symbols | _cons_symbols(cons), key=lambda s: s.name)
+    diff = a - b
+    if diff == 0:
+        return Equivalence(EQUAL, "identical")
+    zero = _rational_zero(a, b, diff, tuple(s for s in syms if s in diff.free_symbols))
+    points = _points(tuple(syms), cons)
+    if zero is True:
+        return Equivalence(EQUAL, "rational")
+    cx = _mismatch(a, b, points)
+    if cx is not None:
+        return Equivalence(DIFFERENT, "rational" if zero is False else "sampling", cx)
+    if zero is False:       # a nonzero rational function: different, though no sample showed it
+        return Equivalence(DIFFERENT, "rational")
+    return _simplify_zero(diff, timeout)
+
+
+def _is_relation(e) -> bool:
+    return isinstance(e, (Relational, sympy.And))
+
+
+def _cons_symbols(cons) -> set:
+    out = set()
+    for c in cons:
+        for x in c[1:]:
+            out |= getattr(x, "free_symbols", set())
+    return out
+
+
+def _rational_zero(a, b, diff, syms):
+    """True/False when a - b is a rational function with rational coefficients (zero or not);
+    None when it is not one (then sampling and simplify decide)."""
+    try:
+        if not (_rational_coeffs(a) and _rational_coeffs(b)):
+            return None
+        if syms and not (a.is_rational_function(*syms) and b.is_rational_function(*syms)):
+            return None
+        num, _ = sympy.fraction(sympy.together(diff))
+        if not syms:
+            return num == 0
+        poly = sympy.Poly(num, *syms)
+        if poly.domain not in (sympy.ZZ, sympy.QQ):
+            return None
+        return poly.is_zero
+    except (sympy.PolynomialError, TypeError, ValueError, RecursionError):
+        return None
+
+
+def _rational_coeffs(e) -> bool:
+    for node in sympy.preorder_traversal(e):
+        if node.is_Atom:
+            if node.is_Number and not node.is_Rational:
+                return False
+            if node.is_NumberSymbol:
+                return False
+        elif not (node.is_Add or node.is_Mul or node.is_Pow):
+            return False
+        elif node.is_Pow and not node.exp.is_Integer:
+            return False
+    return True
+
+
+# -- sample points --------------------------------------------------------------------------
+
+_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71)
+
+
+def _draw(s, rng: random.Random, big: bool):
+    top = 5000 if big else 12
+    if s.is_prime:
+        return sympy.Integer(rng.choice(_PRIMES))
+    if s.is_integer:
+        if s.is_even or s.is_odd:
+            k = rng.randint(1, top)
+            v = 2 * k if s.is_even else 2 * k - 1
+        else:
+            v = rng.randint(1, top)
+        if s.is_positive or s.is_nonnegative:
+            return sympy.Integer(v - (1 if s.is_nonnegative and not s.is_positive and rng.random() < 0.2 else 0))
+        if s.is_negative or s.is_nonpositive:
+            return sympy.Integer(-v)
+        return sympy.Integer(v if rng.random() < 0.5 else -v)
+    x = sympy.Rational(rng.randint(1, 1000 if big else 40), rng.randint(1, 97))
+    if s.is_positive or s.is_nonnegative:
+        return x
+    if s.is_negative or s.is_nonpositive:
+        return -x
+    return x if rng.random() < 0.5 else -x
+
+
+@lru_cache(maxsize=512)
+def _points(syms: tuple | list, cons) -> tuple:
+    """Seeded points {Symbol: value} that satisfy the assumptions and constraints."""
+    syms = tuple(syms)
+    rng = random.Random(SEED)
+    out = []
+    tries = 0
+    while len(out) < SAMPLES and tries < SAMPLES * 20:
+        big = tries % 3 == 2
+        tries += 1
+        point = {s: _draw(s, rng, big) for s in syms}
+        ok = True
+        for c in cons:
+            if c[0] == "divides":
+                div, mult = c[1], c[2]
+                if isinstance(mult, sympy.Symbol) and mult in point:
+                    dv = div.xreplace(point)
+                    if dv.is_Integer and dv != 0:
+                        point[mult] = sympy.Integer(abs(dv) * rng.randint(1, 64 if big else 4))
+        for c in cons:
+            try:
+                if c[0] == "divides":
+                    dv, mv = c[1].xreplace(point), c[2].xreplace(point)
+                    ok = ok and dv.is_Integer and mv.is_Integer and dv != 0 and mv % dv == 0
+                else:
+                    ok = ok and bool(c[1].xreplace(point))
+            except (TypeError, ValueError):
+                ok = False
+        if ok and all(_fits(s, v) for s, v in point.items()):
+            out.append(tuple(point.items()))
+    return tuple(out)
+
+
+def _fits(s, v) -> bool:
+    """Whether value v meets symbol s's assumptions (constraints may have moved it)."""
+    for name in ("positive", "integer", "nonnegative", "even", "odd"):
+        if getattr(s, "is_" + name) and not getattr(v, "is_" + name):
+            return False
+    return True
+
+
+def _value(e, point: dict):
+    v = e.xreplace(point)
+    if v.is_Rational:
+        return v
+    if v.free_symbols or v.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        return None
+    try:
+        n = sympy.N(v, 30)
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return None
+    return n if n.is_number and not n.has(sympy.zoo, sympy.nan) else None
+
+
+def _differs(x, y) -> bool | None:
+    """Whether two values differ clearly (exact for rationals; 30-digit relative otherwise)."""
+    if x is None or y is None:
+        return None
+    if x.is_Rational and y.is_Rational:
+        return x != y
+    try:
+        gap = abs(complex(sympy.N(x - y, 30)))
+        scale = 1 + abs(complex(sympy.N(x, 30))) + abs(complex(sympy.N(y, 30)))
+    except (TypeError, ValueError):
+        return None
+    return gap > 1e-12 * scale
+
+
+def _plain(point) -> dict:
+    return {s: (int(v) if v.is_Integer else v) for s, v in point}
+
+
+def _mismatch(a, b, points):
+    for point in points:
+        p = dict(point)
+        if _differs(_value(a, p), _value(b, p)):
+            return _plain(point)
+    return None
+
+
+# -- the bounded SymPy step ---------------------------------------------------------------
+
+class _TimeUp(Exception):
+    pass
+
+
+def bounded(fn, seconds: float):
+    """``fn()`` under a SIGALRM time limit of ``seconds`` (main thread only); raises TimeoutError
+    when it runs out, RuntimeError off the main thread. An outer timer (setitimer) is honoured:
+    if it was due first, it is re-armed to fire right after."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        raise RuntimeError("no time limit available off the main thread")
+
+    def fire(signum, frame):
+        raise _TimeUp()
+
+    old_handler = signal.signal(signal.SIGALRM, fire)
+    outer, interval = signal.setitimer(signal.ITIMER_REAL, 0)
+    mine = seconds if not outer else min(seconds, outer)
+    start = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, max(mine, 1e-6))
+        return fn()
+    except _TimeUp:
+        raise TimeoutError(f"over {seconds:g}s") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_handler)
+        if outer:
+            left = outer - (time.monotonic() - start)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), interval)
+
+
+def _simplify_zero(diff, timeout) -> Equivalence:
+    def run():
+        return sympy.simplify(diff) == 0
+    try:
+        zero = bounded(run, timeout)
+    except TimeoutError:
+        return Equivalence(UNDECIDED, f"simplify timed out ({timeout:g}s)")
+    except RuntimeError as e:
+        return Equivalence(UNDECIDED, f"simplify skipped: {e}")
+    except (TypeError, ValueError, NotImplementedError, RecursionError):
+        return Equivalence(UNDECIDED, "simplify failed")
+    if zero:
+        return Equivalence(EQUAL, "simplify")
+    return Equivalence(UNDECIDED, "agree at every sample; simplify could not show a - b = 0")
+
+
+# -- relations --------------------------------------------------------------------------------
+
+def _oriented(rel):
+    """(f, kind) with the relation meaning f > 0, f >= 0 or f = 0; None if not one of those."""
+    if isinstance(rel, sympy.StrictGreaterThan):
+        return rel.lhs - rel.rhs, ">"
+    if isinstance(rel, sympy.StrictLessThan):
+        return rel.rhs - rel.lhs, ">"
+    if isinstance(rel, sympy.GreaterThan):
+        return rel.lhs - rel.rhs, ">="
+    if isinstance(rel, sympy.LessThan):
+        return rel.rhs - rel.lhs, ">="
+    if isinstance(rel, sympy.Equality):
+        return rel.lhs - rel.rhs, "="
+    return None
+
+
+def _truth(rel, point: dict):
+    """The truth value of a relation (or And) at a point; None when it cannot be told."""
+    if isinstance(rel, sympy.And):
+        vals = [_truth(r, point) for r in rel.args]
+        if any(v is False for v in vals):
+            return False
+        return None if any(v is None for v in vals) else True
+    o = _oriented(rel)
+    if o is None:
+        return None
+    f, kind = o
+    v = _value(f, point)
+    if v is None:
+        return None
+    if not v.is_Rational:
+        if not v.is_real:
+            return None
+        if abs(v) < sympy.Float("1e-20", 30):
+            return None           # too close to 0 to tell in 30 digits
+    return bool(v > 0) if kind == ">" else bool(v >= 0) if kind == ">=" else bool(v == 0)
+
+
+def _relations(a, b, cons, timeout) -> Equivalence:
+    if a == b:
+        return Equivalence(EQUAL, "identical")
+    syms = sorted(a.free_symbols | b.free_symbols | _cons_symbols(cons), key=lambda s: s.name)
+    pa, pb = _parts(a), _parts(b)
+    if len(pa) == len(pb) and len(pa) > 1:
+        left = list(pb)
+        for x in pa:
+            match = next((y for y in left if _single(x, y).verdict == EQUAL), None)
+            if match is None:
+                break
+            left.remove(match)
+        else:
+            return Equivalence(EQUAL, "each relation")
+    if len(pa) == 1 and len(pb) == 1:
+        decided = _single(a, b)
+        if decided.verdict != UNDECIDED and decided.counterexample is not None:
+            return decided
+        if decided.verdict == EQUAL:
+            return decided
+    else:
+        decided = Equivalence(UNDECIDED, "sampling")
+    points = _points(tuple(syms), cons) + _boundary_points(a, b, syms)
+    for point in points:
+        p = dict(point)
+        ta, tb = _truth(a, p), _truth(b, p)
+        if ta is not None and tb is not None and ta != tb:
+            return Equivalence(DIFFERENT, decided.method if decided.verdict == DIFFERENT else "sampling",
+                               _plain(point))
+    if decided.verdict == DIFFERENT:
+        return Equivalence(DIFFERENT, decided.method)
+    return Equivalence(UNDECIDED, "relations agree at every sample but could not be shown equal")
+
+
+def _parts(rel):
+    return tuple(rel.args) if isinstance(rel, sympy.And) else (rel,)
+
+
+def _single(a, b) -> Equivalence:
+    """Two single relations compared by the sign of f₁/f₂ (no counterexample here)."""
+    oa, ob = _oriented(a), _oriented(b)
+    if oa is None or ob is None:
+        return Equivalence(UNDECIDED, "unsupported relation")
+    (fa, ka), (fb, kb) = oa, ob
+    if fa == 0 or fb == 0:
+        return Equivalence(UNDECIDED, "degenerate relation")
+    try:
+        r = sympy.cancel(sympy.together(fa / fb))
+        r = sympy.factor(r) if not (r.is_positive or r.is_negative) else r
+    except (sympy.PolynomialError, TypeError, ValueError, RecursionError):
+        return Equivalence(UNDECIDED, "ratio")
+    if ka == "=" or kb == "=":
+        if ka == kb and (r.is_positive or r.is_negative):
+            return Equivalence(EQUAL, "constant-sign factor")
+        return Equivalence(UNDECIDED if ka == kb else DIFFERENT, "kind")
+    if r.is_positive:
+        return Equivalence(EQUAL, "positive factor") if ka == kb else Equivalence(DIFFERENT, "strictness")
+    if r.is_negative:
+        return Equivalence(DIFFERENT, "reversed")
+    return Equivalence(UNDECIDED, "ratio of unknown sign")
+
+
+def _boundary_points(a, b, syms) -> tuple:
+    """Points on f = 0 (where strict and non-strict relations part), for f linear in a symbol."""
+    out = []
+    rng = random.Random(SEED + 1)
+    for rel in _parts(a) + _parts(b):
+        o = _oriented(rel)
+        if o is None:
+            continue
+        f = sympy.expand(o[0])
+        for s in sorted(f.free_symbols, key=lambda s: s.name):
+            try:
+                if sympy.degree(f, s) != 1:
+                    continue
+            except sympy.PolynomialError:
+                continue
+            for _ in range(4):
+                point = {t: _draw(t, rng, False) for t in syms if t != s}
+                sol = sympy.solve(f.xreplace(point), s)
+                if len(sol) == 1 and sol[0].is_number:
+                    v = sympy.nsimplify(sol[0]) if not sol[0].is_Rational else sol[0]
+                    if _fits(s, v):
+                        point[s] = v
+                        out.append(tuple(sorted(point.items(), key=lambda kv: kv[0].name)))
+    return tuple(out)
