@@ -110,3 +110,12 @@ def test_bundled_spec_loads_with_both_texts(tmp_path):
         assert c.quote and c.checks
         if c.expect == "refuted":
             assert c.corrected
+
+
+def test_expression_error_column_points_into_the_formula(tmp_path):
+    p = write_spec(tmp_path, claim("a", "holds", ['{kind: numeric, expr: "4*zeta^2", at: {d: 2}, claimed: "16"}']))
+    (err,) = errors_of(p)
+    line = line_of(p, "zeta")
+    col = p.read_text().splitlines()[line - 1].index("zeta") + 1     # the column of 'z' in the file
+    assert err.startswith(f"{p}:{line}:{col}: bad expr '4*zeta^2'")
+    assert "zeta" in err

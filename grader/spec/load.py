@@ -85,12 +85,16 @@ def load_subject(path=None) -> Subject:
 
 def load_file(path) -> Subject:
     data = yamlio.load_file(path)
-    return _Loader(str(path)).subject(data)
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):  # pragma: no cover - load_file has read it already
+        lines = []
+    return _Loader(str(path), lines).subject(data)
 
 
 def loads(text: str, name: str = "<spec>") -> Subject:
     """Load a spec from text (for tests and tools)."""
-    return _Loader(name).subject(yamlio.loads(text, name))
+    return _Loader(name, text.splitlines()).subject(yamlio.loads(text, name))
 
 
 def _replace(obj, **changes):
@@ -101,8 +105,9 @@ def _replace(obj, **changes):
 class _Loader:
     """One file's loading; every problem goes to ``self.errors`` and loading goes on."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, lines=()):
         self.name = name
+        self.lines = list(lines)
         self.errors: list[GraderError] = []
         self.table = None
         self.formulas = {}
@@ -159,9 +164,16 @@ class _Loader:
             col = getattr(e.location, "column", None) if e.location else None
             where = loc
             if loc is not None and loc.column is not None and col is not None:
-                where = Location(loc.file, loc.line, loc.column + col - 1)
+                where = Location(loc.file, loc.line, loc.column + col - 1 + self._quote(loc))
             self.error(f"bad {what} {text!r}: {e.message}", where)
             return None
+
+    def _quote(self, loc) -> int:
+        """1 when the scalar at ``loc`` is quoted (its text starts one column later), else 0."""
+        try:
+            return int(self.lines[loc.line - 1][loc.column - 1] in "'\"")
+        except (IndexError, TypeError):
+            return 0
 
     # -- sections ------------------------------------------------------------------------------
     def subject(self, data) -> Subject:

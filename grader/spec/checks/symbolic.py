@@ -19,12 +19,14 @@ def identity(ctx, check):
     from grader.expr import equivalent
 
     lhs, rhs = check["lhs"], check["rhs"]
-    eq = equivalent(lhs, rhs, ctx.subject.table)
+    eq = equivalent(lhs, rhs, ctx.subject.table, constraints=ctx.subject.constraints)
     if eq.verdict == "equal":
         return result("identity", "holds", f"{_pretty(lhs)} = {_pretty(rhs)} identically ({eq.method})",
                       "symbolic", lhs=_pretty(lhs), rhs=_pretty(rhs))
     if eq.verdict == "different":
-        cx = {getattr(k, "name", str(k)): v for k, v in (eq.counterexample or {}).items()}
+        used = {s.name for s in (lhs - rhs).free_symbols} | {s.name for s in lhs.free_symbols | rhs.free_symbols}
+        cx = {getattr(k, "name", str(k)): v for k, v in (eq.counterexample or {}).items()
+              if getattr(k, "name", str(k)) in used}
         if not cx or not satisfies(ctx.subject, cx):
             cx = _counterexample(ctx.subject, lhs, rhs) or cx
         extra = ""
