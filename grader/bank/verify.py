@@ -79,7 +79,8 @@ def _verify(problem: Problem, bank: Bank, expected: str) -> Verification:
 
 def measured(problem: Problem, subject) -> tuple[str, str | None]:
     """Measure on the real mha: (what was found, why it disagrees or None)."""
-    from grader.spec import measure
+    # the submodule's function: importing grader.spec.measure rebinds the package's name `measure`
+    from grader.spec.measure import measure
     m = problem.measure
 
     def one(at):

@@ -64,7 +64,17 @@ def for_learner(problem: Problem, learner: str, subject) -> tuple[Problem, str |
     if problem.variant is None:
         return problem, None
     options = draws(problem, subject)
-    combo, reference = options[index_for(problem.id, learner, len(options))]
+    return _variant(problem, options, index_for(problem.id, learner, len(options)))
+
+
+_SEEN: dict = {}
+
+
+def _variant(problem: Problem, options, index: int) -> tuple[Problem, str]:
+    key = (problem.id, id(options), index)
+    if key in _SEEN:
+        return _SEEN[key]
+    combo, reference = options[index]
     values = dict(combo)
     prompt = _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), problem.prompt)
     if isinstance(reference, tuple):
@@ -74,4 +84,5 @@ def for_learner(problem: Problem, learner: str, subject) -> tuple[Problem, str |
     seen = with_reference(problem, reference, prompt)
     at = dict(problem.derive.at)
     at.update(values)
-    return replace(seen, derive=replace(problem.derive, at=frozen(at))), name_of(combo)
+    _SEEN[key] = (replace(seen, derive=replace(problem.derive, at=frozen(at))), name_of(combo))
+    return _SEEN[key]

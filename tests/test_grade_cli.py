@@ -1,0 +1,226 @@
+"""`grader grade` and `grader exercises` through the CLI: exit status first, then output."""
+import json
+import textwrap
+from xml.etree import ElementTree as ET
+
+from click.testing import CliRunner
+
+from grader.cli import cli
+
+ALICE = """\
+learner: alice
+answers:
+  17-08/practice-1: 64
+  17-08/params-formula: "4d^2 + 4d"
+  17-08/example-2.params: 786432
+  17-08/example-1.q_i_shape: "128x64"
+  17-08/crossover: "2d < n"
+  17-08/quiz-1: A
+  17-08/practice-2: "Because the heads split d into h parts of d/h."
+"""
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def grade(*args):
+    return CliRunner().invoke(cli, ["grade", "--jobs", "2", *map(str, args)])
+
+
+def as_json(*args):
+    r = grade("--format", "json", *args)
+    return r, json.loads(r.stdout) if r.stdout.strip() else None
+
+
+def by_id(sub):
+    return {r["id"]: r for r in sub["results"]}
+
+
+def test_json_fields_and_grades(tmp_path):
+    r, data = as_json(write(tmp_path / "alice.yaml", ALICE))
+    assert r.exit_code == 0, r.stderr
+    assert set(data) >= {"submissions"}
+    [sub] = data["submissions"]
+    assert set(sub) >= {"learner", "score", "max_score", "results"}
+    assert sub["learner"] == "alice"
+    for res in sub["results"]:
+        assert set(res) >= {"id", "answer", "score", "max_score", "correct", "feedback"}
+    res = by_id(sub)
+    assert len(sub["results"]) == 7
+    assert res["17-08/practice-1"]["correct"] is True and res["17-08/practice-1"]["score"] == 1
+    assert res["17-08/params-formula"]["correct"] is True and res["17-08/params-formula"]["score"] == 2
+    assert "read as" in res["17-08/params-formula"]["feedback"]
+    assert res["17-08/example-2.params"]["correct"] is False and res["17-08/example-2.params"]["score"] == 0
+    assert "W^O" in res["17-08/example-2.params"]["feedback"]
+    assert res["17-08/example-1.q_i_shape"]["correct"] is True
+    assert res["17-08/crossover"]["correct"] is True
+    assert res["17-08/quiz-1"]["correct"] is True
+    assert res["17-08/practice-2"]["correct"] is None and res["17-08/practice-2"]["score"] == 0
+    # 1 + 2 + 0 + 1 + 2 + 1 + 0 (free text awaits a person)
+    assert sub["score"] == 7
+    assert sub["max_score"] > sub["score"]
+
+
+def test_text_format_is_default(tmp_path):
+    r = grade(write(tmp_path / "alice.yaml", ALICE))
+    assert r.exit_code == 0, r.stderr
+    assert "alice" in r.stdout and "17-08/params-formula" in r.stdout
+    assert "1 submissions, 7 answers graded" in r.stdout
+
+
+def test_junit(tmp_path):
+    r = grade("--format", "junit", write(tmp_path / "alice.yaml", ALICE))
+    assert r.exit_code == 0, r.stderr
+    root = ET.fromstring(r.stdout.split("\n", 1)[1])
+    [suite] = root.findall("testsuite")
+    assert suite.get("name") == "alice" and suite.get("tests") == "7"
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert cases["17-08/example-2.params"].find("failure") is not None
+    assert cases["17-08/practice-1"].find("failure") is None
+    assert cases["17-08/practice-2"].find("skipped") is not None
+
+
+def test_gradescope(tmp_path):
+    out = tmp_path / "results.json"
+    r = grade("--format", "gradescope", "--output", out, write(tmp_path / "alice.yaml", ALICE))
+    assert r.exit_code == 0, r.stderr
+    data = json.loads(out.read_text())
+    assert data["score"] == 7
+    assert len(data["tests"]) == 7
+    for t in data["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "status", "output"}
+        assert t["status"] in ("passed", "failed")
+    tests = {t["name"]: t for t in data["tests"]}
+    assert tests["17-08/practice-1"]["status"] == "passed"
+    assert tests["17-08/example-2.params"]["status"] == "failed"
+
+
+def test_gradescope_needs_one_submission(tmp_path):
+    write(tmp_path / "a.yaml", "learner: a\nanswers: {17-08/practice-1: 64}\n")
+    write(tmp_path / "b.yaml", "learner: b\nanswers: {17-08/practice-1: 64}\n")
+    r = grade("--format", "gradescope", tmp_path)
+    assert r.exit_code == 2
+    assert "one submission" in r.stderr
+
+
+def test_multi_submission_files_and_directories_every_answer_once(tmp_path):
+    write(tmp_path / "class" / "many.yaml", """\
+        submissions:
+          - learner: bob
+            answers: {17-08/practice-1: "1024/16", 17-08/d_k-formula: "d_model/h"}
+          - learner: carol
+            answers: {17-08/practice-1: 65}
+        """)
+    write(tmp_path / "class" / "sub" / "dave.json",
+          json.dumps({"learner": "dave", "answers": {"17-08/practice-4.count": "8*32", "17-08/quiz-2": "D"}}))
+    write(tmp_path / "erin.yaml", "learner: erin\nanswers:\n  17-08/practice-4.bytes: 16 MiB\n")
+    r, data = as_json(tmp_path / "class", tmp_path / "erin.yaml")
+    assert r.exit_code == 0, r.stderr
+    got = [(s["learner"], res["id"]) for s in data["submissions"] for res in s["results"]]
+    assert sorted(got) == sorted([("bob", "17-08/practice-1"), ("bob", "17-08/d_k-formula"),
+                                  ("carol", "17-08/practice-1"), ("dave", "17-08/practice-4.count"),
+                                  ("dave", "17-08/quiz-2"), ("erin", "17-08/practice-4.bytes")])
+    subs = {s["learner"]: by_id(s) for s in data["submissions"]}
+    assert subs["bob"]["17-08/practice-1"]["correct"] is True
+    assert subs["carol"]["17-08/practice-1"]["correct"] is False
+    assert subs["dave"]["17-08/practice-4.count"]["correct"] is True
+    assert subs["erin"]["17-08/practice-4.bytes"]["correct"] is True
+
+
+def test_unknown_id_and_malformed_submission_reported_rest_graded(tmp_path):
+    f = write(tmp_path / "mixed.yaml", """\
+        submissions:
+          - learner: frank
+            answers:
+              17-08/practice-1: 64
+              17-08/no-such-problem: 3
+          - learner: grace
+            answers: [17-08/practice-1, 64]
+          - learner: heidi
+            answers: {17-08/practice-1: 64}
+        """)
+    r, data = as_json(f)
+    assert r.exit_code == 0, r.stderr
+    subs = {s["learner"]: by_id(s) for s in data["submissions"]}
+    assert set(subs) == {"frank", "heidi"}
+    unknown = subs["frank"]["17-08/no-such-problem"]
+    assert unknown["score"] == 0 and unknown["correct"] is False
+    assert f"unknown problem id '17-08/no-such-problem' at {f}:5:" in unknown["feedback"]
+    assert subs["frank"]["17-08/practice-1"]["correct"] is True
+    assert subs["heidi"]["17-08/practice-1"]["correct"] is True
+    [err] = data["errors"]
+    assert err["location"].startswith(f"{f}:6:") and "malformed submission" in err["message"]
+    assert "'answers' must map problem ids to answers" in err["message"]
+    assert f"{f}:6:" in r.stderr
+
+
+def test_unreadable_file_exit_2_after_grading_the_rest(tmp_path):
+    write(tmp_path / "good.yaml", "learner: ivan\nanswers: {17-08/practice-1: 64}\n")
+    write(tmp_path / "broken.yaml", "learner: judy\nanswers: {17-08/practice-1: [64\n")
+    r, data = as_json(tmp_path)
+    assert r.exit_code == 2
+    assert [s["learner"] for s in data["submissions"]] == ["ivan"]
+    assert data["submissions"][0]["results"][0]["correct"] is True
+    assert "broken.yaml:" in r.stderr and "invalid YAML" in r.stderr
+
+
+def test_bad_usage_and_missing_files_exit_2(tmp_path):
+    assert grade(tmp_path / "nope.yaml").exit_code == 2
+    assert grade().exit_code == 2
+    r = grade("--format", "pdf", write(tmp_path / "a.yaml", ALICE))
+    assert r.exit_code == 2
+
+
+def test_invalid_bank_exit_2_with_location(tmp_path):
+    bank = write(tmp_path / "bank.yaml", "subject: x\nproblems:\n  - {id: x/a, prompt: p, kind: colour, reference: 1}\n")
+    r = grade("--exercises", bank, write(tmp_path / "a.yaml", ALICE))
+    assert r.exit_code == 2
+    assert f"{bank}:3:" in r.stderr and "'kind' must be one of" in r.stderr
+
+
+def test_variants_deterministic_per_learner_and_named(tmp_path):
+    names = [f"learner-{i}" for i in range(24)]
+    body = "submissions:\n" + "".join(
+        f"  - learner: {n}\n    answers: {{17-08/variant.d_k: 64}}\n" for n in names)
+    f = write(tmp_path / "v.yaml", body)
+    r1, first = as_json(f)
+    r2, second = as_json(f)
+    assert r1.exit_code == 0 and r2.exit_code == 0
+    v1 = [s["results"][0]["variant"] for s in first["submissions"]]
+    assert v1 == [s["results"][0]["variant"] for s in second["submissions"]]
+    assert len(set(v1)) >= 3                          # drawn, not one for all
+    for s in first["submissions"]:
+        res = s["results"][0]
+        assert res["variant"] in res["feedback"]
+        # "variant d=768, h=12": d_k = d / h, by hand from the name
+        values = dict(kv.split("=") for kv in res["variant"].removeprefix("variant ").split(", "))
+        d, h = int(values["d"]), int(values["h"])
+        assert d % h == 0                             # only well-defined draws
+        assert res["correct"] is (d // h == 64)
+
+
+def test_variant_answer_right_for_its_draw(tmp_path):
+    r, data = as_json(write(tmp_path / "one.yaml", "learner: kim\nanswers: {17-08/variant.d_k: 1}\n"))
+    variant = data["submissions"][0]["results"][0]["variant"]
+    values = dict(kv.split("=") for kv in variant.removeprefix("variant ").split(", "))
+    right = int(values["d"]) // int(values["h"])
+    r, data = as_json(write(tmp_path / "two.yaml", f"learner: kim\nanswers: {{17-08/variant.d_k: {right}}}\n"))
+    res = data["submissions"][0]["results"][0]
+    assert res["variant"] == variant and res["correct"] is True and res["score"] == 1
+
+
+def test_exercises_lists_the_bank():
+    r = CliRunner().invoke(cli, ["exercises", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)
+    ids = {row["id"]: row for row in rows}
+    assert ids["17-08/example-2.params"]["kind"] == "number"
+    assert ids["17-08/example-2.params"]["points"] == 2
+    assert "d_model = 512" in ids["17-08/example-2.params"]["prompt"]
+    assert set(rows[0]) >= {"id", "kind", "points", "prompt"}
+    r = CliRunner().invoke(cli, ["exercises"])
+    assert r.exit_code == 0
+    assert "17-08/crossover" in r.output and "relation" in r.output
