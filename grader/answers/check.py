@@ -140,17 +140,33 @@ def _table(spec: AnswerSpec):
 
 
 def _prep_expression(spec: AnswerSpec):
-    from .symbolic import read_expression
+    """(reference, its fingerprint, ((mistake expr, fingerprint, Mistake), ...),
+    ((reference × factor, fingerprint, Derived), ...))."""
+    import sympy
+    from .symbolic import fingerprint, read_expression
     table = _table(spec)
     ref, _ = read_expression(spec.reference, table)
-    return ref, tuple((read_expression(m.value, table)[0], m) for m in spec.mistakes)
+    mistakes = []
+    for m in spec.mistakes:
+        e = read_expression(m.value, table)[0]
+        mistakes.append((e, fingerprint(e, table), m))
+    variants = []
+    for d in EXPRESSION_VARIANTS:
+        e = ref * sympy.Rational(d.factor.numerator, d.factor.denominator)
+        variants.append((e, fingerprint(e, table), d))
+    return ref, fingerprint(ref, table), tuple(mistakes), tuple(variants)
 
 
 def _prep_relation(spec: AnswerSpec):
-    from .symbolic import check_relation, read_relation
+    """(reference, its truths, ((mistake, truths, Mistake), ...))."""
+    from .symbolic import check_relation, read_relation, truths
     table = _table(spec)
     ref = check_relation(read_relation(spec.reference, table)[0])
-    return ref, tuple((check_relation(read_relation(m.value, table)[0]), m) for m in spec.mistakes)
+    mistakes = []
+    for m in spec.mistakes:
+        rel = check_relation(read_relation(m.value, table)[0])
+        mistakes.append((rel, truths(rel, table), m))
+    return ref, truths(ref, table), tuple(mistakes)
 
 
 _PREPARERS = {"number": _prep_number, "quantity": _prep_quantity, "shape": _prep_shape,
@@ -257,43 +273,46 @@ def _check_free_text(spec: AnswerSpec, raw) -> Outcome:
 
 
 def _check_expression(spec: AnswerSpec, raw) -> Outcome:
-    from .symbolic import EQUAL as SAME, UNDECIDED, compare_expressions, read_expression
-    ref, mistakes = prepare(spec)
+    from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, compare_expressions, fingerprint, may_equal, \
+        read_expression
+    ref, ref_fp, mistakes, variants = prepare(spec)
     table = spec.table
     expr, shown = read_expression(raw, table)
-    v = compare_expressions(expr, ref, table)
+    fp = fingerprint(expr, table)
+
+    def same(other, other_fp) -> str:
+        return compare_expressions(expr, other, table) if may_equal(fp, other_fp) else DIFFERENT
+
+    v = same(ref, ref_fp)
     if v == SAME:
         return fb.correct(shown)
-    for mv, m in mistakes:
-        if compare_expressions(expr, mv, table) == SAME:
+    for mv, mfp, m in mistakes:
+        if same(mv, mfp) == SAME:
             return fb.from_mistake(shown, m)
     if v == UNDECIDED:
         return fb.undecided(shown)
     if ref.free_symbols and not expr.free_symbols:
         names = ", ".join(sorted(str(s) for s in ref.free_symbols))
         return fb.wrong(shown, f"Your answer is a number; the question asks for a formula in {names}.")
-    for d in EXPRESSION_VARIANTS:
-        if compare_expressions(expr, ref * _sympy_rational(d.factor), table) == SAME:
+    for e, efp, d in variants:
+        if same(e, efp) == SAME:
             return fb.wrong(shown, d.message)
     return fb.wrong(shown, fb.otherwise(spec.feedback, "not equivalent to the expected formula"))
 
 
-def _sympy_rational(f: Fraction):
-    import sympy
-    return sympy.Rational(f.numerator, f.denominator)
-
-
 def _check_relation(spec: AnswerSpec, raw) -> Outcome:
-    from .symbolic import EQUAL as SAME, UNDECIDED, check_relation, compare_relations, read_relation
-    ref, mistakes = prepare(spec)
+    from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, check_relation, compare_relations, read_relation, \
+        truths, truths_differ
+    ref, ref_truths, mistakes = prepare(spec)
     table = spec.table
     rel, shown = read_relation(raw, table)
     mine = check_relation(rel)
-    v, how = compare_relations(mine, ref, table)
+    mt = truths(mine, table)
+    v, how = (DIFFERENT, "sampling") if truths_differ(mt, ref_truths) else compare_relations(mine, ref, table)
     if v == SAME:
         return fb.correct(shown)
-    for mv, m in mistakes:
-        if compare_relations(mine, mv, table)[0] == SAME:
+    for mv, mvt, m in mistakes:
+        if not truths_differ(mt, mvt) and compare_relations(mine, mv, table)[0] == SAME:
             return fb.from_mistake(shown, m)
     if v == UNDECIDED:
         return fb.undecided(shown)

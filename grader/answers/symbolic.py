@@ -71,10 +71,84 @@ def _half_line(m: re.Match, table):
     raise Unreadable("a bounded interval is two inequalities; answer with one inequality, e.g. n > 2d")
 
 
+DIAGONAL = (7, 12, 30)
+
+
+def fingerprint(expr, table) -> tuple | None:
+    """Exact values of ``expr`` with every symbol set to 7, then 12, then 30 (definitions
+    expanded), or None when that says nothing (a symbol whose assumptions such a value breaks,
+    a value that is not rational). Two different fingerprints prove two expressions different
+    at a point every constraint of the form "h divides d" allows, so the costly
+    :func:`compare_expressions` runs only where fingerprints agree."""
+    import sympy
+    try:
+        e = table.expand(expr)
+        symbols = e.free_symbols
+        out = []
+        for v in DIAGONAL:
+            value = sympy.Integer(v)
+            for sym in symbols:
+                for key, holds in sym.assumptions0.items():
+                    if getattr(value, "is_" + key) is not holds:
+                        return None
+            x = e.xreplace({sym: value for sym in symbols})
+            if not x.is_Rational:
+                return None
+            out.append(x)
+        return tuple(out)
+    except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
+        return None
+
+
+def may_equal(a: tuple | None, b: tuple | None) -> bool:
+    """False only when the fingerprints prove the two expressions different."""
+    return a is None or b is None or a == b
+
+
 def compare_expressions(answer, reference, table) -> str:
     """equal, different or undecided (from :func:`grader.expr.equivalent`)."""
     from grader.expr import equivalent
     return equivalent(answer, reference, table).verdict
+
+
+_POINTS = tuple(tuple(2 ** ((7 * i + 3 * j) % 13) for j in range(8)) for i in range(12))
+
+
+def truths(rel, table) -> tuple | None:
+    """Whether ``rel`` holds at twelve fixed points (symbols in name order take powers of 2 from
+    1 to 4096, so that "h divides d" often holds), None where it cannot be told; None in all
+    when a symbol's assumptions rule such values out. Relations whose truths differ at a point
+    are different: :func:`compare_relations` runs only where they never do (or always do)."""
+    import sympy
+    try:
+        e = table.expand(rel)
+        symbols = sorted(e.free_symbols, key=lambda x: x.name)
+        if len(symbols) > 8:
+            return None
+        out = []
+        for values in _POINTS:
+            point = {}
+            for sym, v in zip(symbols, values):
+                value = sympy.Integer(v)
+                if any(getattr(value, "is_" + k) is not holds for k, holds in sym.assumptions0.items()):
+                    return None
+                point[sym] = value
+            t = e.xreplace(point)
+            out.append(bool(t) if isinstance(t, sympy.logic.boolalg.BooleanAtom) else None)
+        return tuple(out)
+    except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
+        return None
+
+
+def truths_differ(a: tuple | None, b: tuple | None) -> bool:
+    """True when the truths prove two relations different, and they are not simply each
+    other's reverse (for that, :func:`compare_relations` says "reversed")."""
+    if a is None or b is None:
+        return False
+    known = [(x, y) for x, y in zip(a, b) if x is not None and y is not None]
+    if not any(x != y for x, y in known):
+        return False
+    return not all(x != y for x, y in known)
 
 
 def check_relation(rel):
