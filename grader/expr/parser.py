@@ -412,7 +412,7 @@ class _Parser:
     def call(self) -> Node:
         ftok = self.advance()
         if self.tok.kind != "LP" or self.tok.value != "(":
-            raise self.error(f"{ftok.value} needs its argument in parentheses: {ftok.value}(...)")
+            raise self.error(f"{ftok.value} needs its argument in parentheses: {ftok.value}(...)", ftok)
         lp = self.advance()
         self.enter(lp)
         args = [self.sum()]
