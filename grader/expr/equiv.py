@@ -80,7 +80,7 @@ def equivalent(a, b, table: SymbolTable, *, constraints=(), timeout: float = 2.0
 
 def _constraint(c):
     kind = getattr(c, "kind", None)
-    if kind is not None:
+    if isinstance(kind, str):       # the spec's Constraint(text, kind, args, location)
         args = tuple(getattr(c, "args", ()))
         return (kind,) + args if kind == "divides" else ("holds", args[0])
     if isinstance(c, tuple) and c and c[0] == "divides":
