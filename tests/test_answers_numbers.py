@@ -204,3 +204,25 @@ def test_any_integer_with_separators_or_full_scientific_notation_reads_back_to_i
     for text in forms:
         assert read_number(text).value == n, text
         assert check_answer(AnswerSpec("number", n), text).status == "correct", text
+
+
+def test_kilo_against_kibi():
+    # 1024 = 2^10; 10^3/2^10 of it is 1000
+    out = grade(AnswerSpec("number", 1024), "1000")
+    assert out.feedback.startswith("Your answer is 10³/2¹⁰ of the expected value: k (10³) and Ki (2¹⁰) were confused")
+    # and the other way: 2^10/10^3 of 1000 is 1024
+    out = grade(AnswerSpec("number", 1000), "1024")
+    assert out.feedback.startswith("Your answer is 2¹⁰/10³ times the expected value")
+
+
+def test_plain_numbers_import_neither_sympy_nor_pint():
+    import subprocess
+    import sys
+    code = ("import sys; from grader.answers import AnswerSpec, check_answer\n"
+            "s = AnswerSpec('number', 274877906944, sig_figs=3)\n"
+            "r = [check_answer(s, a).status for a in (274877906944, '274,877,906,944', '275B', '2.75e11', '137.4B')]\n"
+            "r += [check_answer(AnswerSpec('shape', (128, 64)), '128x64').status]\n"
+            "r += [check_answer(AnswerSpec('choice', 'A', choices={'A': 'x'}), 'a').status]\n"
+            "print(r, 'sympy' in sys.modules, 'pint' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "['correct', 'correct', 'correct', 'correct', 'wrong', 'correct', 'correct'] False False"

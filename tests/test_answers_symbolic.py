@@ -6,6 +6,8 @@ d_k = d/h; the crossover 4n²d > 8nd² ⟺ (dividing by 4nd > 0) n > 2d ⟺ d < 
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 expr = pytest.importorskip("grader.expr")
 if not hasattr(expr, "SymbolTable"):        # the parser package is still being written
@@ -124,3 +126,54 @@ def test_arithmetic_quantities():
     spec = AnswerSpec("quantity", 16777216, unit="byte")
     for answer in ("2^24 B", "2^24 bytes", "4*2^22 bytes", "256*128^2*4 bytes"):
         assert check_answer(spec, answer).status == "correct", answer
+
+
+def test_four_times_the_formula():
+    # 16d² + 16d = 4 · (4d² + 4d)
+    out = check_answer(PARAMS, "16d^2 + 16d")
+    assert out.feedback.startswith("Your formula is four times the expected one")
+
+
+FORMS = ["4d^2 + 4d", "4d(d+1)", "4d^2", "3d^2 + 3d", "4d^2 + d", "8d^2 + 8d", "d^2 + d", "4d^2 + 4h", "d_k*h*4*(d+1)",
+         "4d^2 + 4d + 0*h", "(2d+2)^2 - 4d - 4", "4*d_model^2 + 4*d_k*h", "1048576", "4d^2 - 4d", "d^3"]
+RELATIONS = ["n > 2d", "2d < n", "n >= 2d", "n < 2d", "n > d", "n > 3d", "n^2 > 4d^2", "n/h > 2*d_k", "n > 2*d_k*h",
+             "n - d > d", "2n > d", "n > 2d + 1"]
+
+
+@pytest.mark.parametrize("spec, forms", [(PARAMS, FORMS), (CROSSOVER, RELATIONS)], ids=["expression", "relation"])
+def test_fingerprints_never_change_a_verdict(spec, forms, monkeypatch):
+    import grader.answers.check as check
+    import grader.answers.symbolic as symbolic
+    fast = [check_answer(spec, f) for f in forms]
+    monkeypatch.setattr(symbolic, "fingerprint", lambda expr, table: None)
+    monkeypatch.setattr(symbolic, "truths", lambda rel, table: None)
+    check.prepare.cache_clear()
+    slow = [check_answer(spec, f) for f in forms]
+    check.prepare.cache_clear()
+    assert fast == slow
+    assert {o.status for o in fast} == {"correct", "wrong"}
+
+
+def test_by_hand_verdicts_of_the_forms():
+    # 4d² + 4d = 4d(d+1) = (2d+2)² − 4d − 4 = 4·d_model² + 4·d_k·h (d_k·h = d); 4d² + 4h is not (h ≠ d)
+    ok = {"4d^2 + 4d", "4d(d+1)", "d_k*h*4*(d+1)", "4d^2 + 4d + 0*h", "(2d+2)^2 - 4d - 4", "4*d_model^2 + 4*d_k*h"}
+    for f in FORMS:
+        assert (check_answer(PARAMS, f).status == "correct") == (f in ok), f
+    # n > 2d ⟺ 2d < n ⟺ n² > 4d² (n, d > 0) ⟺ n/h > 2·d_k ⟺ n > 2·d_k·h ⟺ n − d > d
+    same = {"n > 2d", "2d < n", "n^2 > 4d^2", "n/h > 2*d_k", "n > 2*d_k*h", "n - d > d"}
+    for r in RELATIONS:
+        assert (check_answer(CROSSOVER, r).status == "correct") == (r in same), r
+
+
+ANY = st.one_of(st.text(max_size=40), st.text(alphabet="dhnb_0123456789+-*/^()<>= ·×²³.,{}|:∈∞", max_size=40),
+                st.integers(), st.floats(), st.lists(st.integers(), max_size=3))
+
+
+@settings(max_examples=150, deadline=None)
+@given(answer=ANY, relation=st.booleans())
+def test_random_formulas_never_raise(answer, relation):
+    out = check_answer(CROSSOVER if relation else PARAMS, answer)
+    assert out.status in ("correct", "wrong", "invalid", "undecided")
+    assert 0.0 <= out.credit <= 1.0
+    if out.status == "invalid":
+        assert out.feedback.startswith("invalid answer: ")

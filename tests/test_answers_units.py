@@ -106,3 +106,9 @@ def test_si_and_binary_prefixes_by_hand():
     assert factor("second", "byte") is None
     assert UNITS["KB"][0] == UNITS["kB"][0] == "kilobyte"
     assert UNITS["KiB"][0] == "kibibyte"
+
+
+def test_bytes_given_as_bits():
+    # 16,777,216 bits = 2,097,152 bytes = 16,777,216 / 8
+    out = check_answer(BYTES, "16777216 bits")
+    assert out.feedback.startswith("Your answer is an eighth of the expected value: bits and bytes differ by 8")

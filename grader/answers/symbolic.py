@@ -111,25 +111,25 @@ def compare_expressions(answer, reference, table) -> str:
     return equivalent(answer, reference, table).verdict
 
 
-_POINTS = tuple(tuple(2 ** ((7 * i + 3 * j) % 13) for j in range(8)) for i in range(12))
+_POINTS = tuple(tuple(2 ** ((7 * i + 3 * j) % 13) for j in range(12)) for i in range(12))
 
 
 def truths(rel, table) -> tuple | None:
-    """Whether ``rel`` holds at twelve fixed points (symbols in name order take powers of 2 from
-    1 to 4096, so that "h divides d" often holds), None where it cannot be told; None in all
+    """Whether ``rel`` holds at twelve fixed points (the table's symbols, in its order, take powers
+    of 2 from 1 to 4096, so that "h divides d" often holds), None where it cannot be told; None in all
     when a symbol's assumptions rule such values out. Relations whose truths differ at a point
     are different: :func:`compare_relations` runs only where they never do (or always do)."""
     import sympy
     try:
         e = table.expand(rel)
-        symbols = sorted(e.free_symbols, key=lambda x: x.name)
-        if len(symbols) > 8:
+        column = {sym: j for j, (_, sym) in enumerate(table.symbols)}   # a symbol's values: always the same
+        if not all(column.get(sym, 99) < len(_POINTS[0]) for sym in e.free_symbols):
             return None
         out = []
         for values in _POINTS:
             point = {}
-            for sym, v in zip(symbols, values):
-                value = sympy.Integer(v)
+            for sym in e.free_symbols:
+                value = sympy.Integer(values[column[sym]])
                 if any(getattr(value, "is_" + k) is not holds for k, holds in sym.assumptions0.items()):
                     return None
                 point[sym] = value
