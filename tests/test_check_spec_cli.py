@@ -157,3 +157,13 @@ def test_text_is_not_read_as_rich_markup(tmp_path):
     r = invoke(p)
     assert r.exit_code == 0
     assert "[bold]this[/bold] and [holds]" in r.output
+
+
+def test_colour_only_when_asked_for(mixed):
+    from grader.spec.load import load_subject
+    from grader.spec.report import to_text
+    from grader.spec.run import run_subject
+
+    results = [run_subject(load_subject(mixed), only="p-*")]
+    assert "\x1b[" in to_text(results, colour=True)
+    assert "\x1b[" not in to_text(results, colour=False)
