@@ -286,7 +286,8 @@ class _Parser:
                                  "degree (2^d); write powers of symbols with numbers (d^2)", tok)
             expr = self.finite(sympy.Pow(base.expr, e), tok)
             return self.check(Node(expr, base.mag * 10 ** exponent.mag, base.deg, base.terms, base.nvars), tok)
-        if exponent.mag > 6:
+        trivial = base.expr in (sympy.S.One, sympy.S.NegativeOne, sympy.S.Zero) and e.is_Integer
+        if exponent.mag > 6 and not trivial:
             raise self.error(f"exponent too large (about {exponent.mag:,.0f} digits)", tok)
         if e.is_Rational:
             k = abs(Fraction(int(e.p), int(e.q)))

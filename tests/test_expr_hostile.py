@@ -1,0 +1,119 @@
+"""Hostile text: every item is refused with an ExprError that has a message and a column,
+and nothing is executed (a sentinel file that the code would create never appears)."""
+import pytest
+import sympy
+
+from grader.expr import ExprError, SymbolTable, equivalent, parse
+
+POS_INT = {"positive": True, "integer": True}
+
+
+@pytest.fixture(scope="module")
+def table():
+    return SymbolTable.build(symbols={"d": POS_INT, "h": POS_INT, "n": POS_INT},
+                             aliases={"d_model": "d"}, definitions={"d_k": "d/h"})
+
+
+def corpus(sentinel: str):
+    return [
+        f"__import__('os').system('touch {sentinel}')",
+        f"__import__(\"os\").system(\"touch {sentinel}\")",
+        f"open('{sentinel}', 'w')",
+        f"exec(\"open('{sentinel}','w')\")",
+        f"eval('1')",
+        "().__class__",
+        "().__class__.__bases__[0].__subclasses__()",
+        "d.__class__",
+        "x.__class__",
+        "d._sympy_",
+        "lambda: 1",
+        "lambda x: x",
+        "import os",
+        "[x for x in ()]",
+        "d if d else h",
+        "print(d)",
+        "getattr(d, 'x')",
+        "Symbol('x')",
+        "Integer(2)**Integer(10)",
+        "9^999^999",
+        "((9^999)^999)^999",
+        "10^10^10",
+        "2^(2^100)",
+        "2**2**2**2**2",
+        "d^100000",
+        "(d+h+n)^5000",
+        "(d^100)^100",
+        "1e999999",
+        "9" * 500,
+        "(" * 10_000 + "d" + ")" * 10_000,
+        "(" * 41 + "d" + ")" * 41,
+        "-" * 60 + "d",
+        "d" * 1_000_000,
+        "d+" * 300 + "d",
+        "NaN", "nan", "inf", "-inf", "Infinity", "oo", "zoo", "1/0", "0^-1", "log(0)", "d/(h-h)",
+        "sqrt(-1)",
+        "exp(10^9)",
+        "d\x00", "\x00", "d\x07", "d\x1b[31m", "d\x7f",
+        "d\u200b+1", "d\u202e", "\ufeffd",
+        "а", "dа", "ｄ", "４d", "d²\u0301",
+        "'d'", '"d"', "`d`", "d;h", "d:h", "{d}", "d@h", "d#", "$d", "d!", "d&h", "d|h", "d%h",
+        "d ≠ h",
+        "d_model_", "__d", "d__k", "_",
+    ]
+
+
+def test_every_hostile_item_is_refused_with_a_column(table, tmp_path):
+    sentinel = tmp_path / "pwned"
+    for text in corpus(str(sentinel)):
+        with pytest.raises(ExprError) as e:
+            parse(text, table, relations=True)
+        err = e.value
+        assert err.message, text
+        assert err.location is not None and isinstance(err.location.column, int), text
+        assert 1 <= err.location.column <= min(len(text), 1001) + 1, (text[:40], err.location)
+    assert not sentinel.exists()
+
+
+@pytest.mark.parametrize("text,words", [
+    ("__import__('os')", "cannot start with '_'"),
+    ("().__class__", "no attribute access"),
+    ("lambda: 1", "Python"),
+    ("((9^999)^999)^999", "too large"),
+    ("10^10^10", "exponent too large"),
+    ("2^(2^100)", "exponent too large"),
+    ("(" * 10_000 + "d" + ")" * 10_000, "too long"),
+    ("(" * 41 + "d" + ")" * 41, "nested too deeply"),
+    ("NaN", "not a finite number"),
+    ("inf", "not a finite number"),
+    ("1/0", "division by zero"),
+    ("d\x00", "NUL"),
+    ("d\x07", "control character"),
+    ("dа", "CYRILLIC"),
+    ("４d", "write the digit 4"),
+    ("'d'", "quotes"),
+    ("d ≠ h", "not supported"),
+])
+def test_messages(table, text, words):
+    with pytest.raises(ExprError) as e:
+        parse(text, table, relations=True)
+    assert words in e.value.message
+
+
+def test_nesting_refused_at_the_first_level_too_deep(table):
+    with pytest.raises(ExprError) as e:
+        parse("(" * 41 + "d" + ")" * 41, table)
+    assert e.value.location.column == 41
+
+
+def test_within_the_bounds_is_accepted(table):
+    # 9^999 has floor(999·log10 9) + 1 = floor(953.28...) + 1 = 954 digits: under 10,000
+    assert parse("9^999", table).expr == sympy.Integer(9) ** 999
+    assert parse("(" * 40 + "d" + ")" * 40, table).expr == table.symbol("d")
+    assert parse("(d+1)^200", table).expr == (table.symbol("d") + 1) ** 200
+    assert parse("1^(10^100)", table).expr == 1
+
+
+def test_bounded_answers_still_compare_quickly(table):
+    # the largest accepted polynomial powers expand in the fast path
+    a, b = parse("(d+1)^200", table).expr, parse("(d+1)^199 (d+1)", table).expr
+    assert equivalent(a, b, table).verdict == "equal"
