@@ -97,3 +97,31 @@ def test_random_input_never_raises_and_always_gives_a_valid_outcome(kind, answer
 
 def test_every_kind_is_covered():
     assert set(KINDS) == set(SPECS) | {"expression", "relation"}
+
+
+def test_a_callers_time_limit_passes_through(monkeypatch):
+    """The grade workers raise their own exception from a SIGALRM handler: check_answer must
+    not turn it into a grade."""
+    import grader.answers.check as check
+
+    class TooComplex(Exception):
+        pass
+
+    def slow(spec, raw):
+        raise TooComplex("time")
+
+    monkeypatch.setitem(check._CHECKERS, "number", slow)
+    with pytest.raises(TooComplex):
+        check_answer(SPECS["number"], "64")
+
+
+def test_a_bug_in_a_checker_becomes_undecided_for_a_person(monkeypatch):
+    import grader.answers.check as check
+
+    def buggy(spec, raw):
+        raise KeyError("oops")
+
+    monkeypatch.setitem(check._CHECKERS, "number", buggy)
+    out = check_answer(SPECS["number"], "64")
+    assert (out.status, out.correct, out.credit) == ("undecided", None, 0.0)
+    assert out.feedback == "cannot grade automatically (KeyError); a person will check this answer"

@@ -2,8 +2,11 @@
 
 A pure function of picklable values. Each process keeps, per spec, the reference and the
 author's mistakes already read (:func:`prepare`, an LRU cache), so a batch reads them once.
-Nothing escapes: a hostile or unreadable answer is ``invalid``; a reference that cannot be
-read (the author's error) or a bug here is ``undecided`` with the reason, for a person.
+No answer makes it raise: a hostile or unreadable answer is ``invalid`` (running out of
+memory or recursion too: "too complex"); a reference that cannot be read (the author's
+error) or a bug here is ``undecided`` with the reason, for a person. Exceptions that are not
+errors of checking — a worker's time-limit exception raised by its signal handler,
+KeyboardInterrupt — pass through to the caller.
 """
 from __future__ import annotations
 
@@ -38,9 +41,15 @@ def check_answer(spec: AnswerSpec, raw) -> Outcome:
         return Outcome("undecided", None, 0.0, "", f"cannot grade: the problem's reference is invalid ({e.message})")
     except (RecursionError, MemoryError, OverflowError):
         return Outcome.invalid("too complex to read")
-    except Exception as e:  # a bug must not cost the learner: a person decides
+    except _BUGS as e:      # a bug must not cost the learner: a person decides
         return Outcome("undecided", None, 0.0, "", f"cannot grade automatically ({type(e).__name__}); "
                                                    "a person will check this answer")
+    # Anything else (a caller's time-limit exception raised from a signal handler,
+    # KeyboardInterrupt) is the caller's and goes through.
+
+
+_BUGS = (TypeError, ValueError, AttributeError, KeyError, IndexError, LookupError, ArithmeticError,
+         AssertionError, NotImplementedError, UnicodeError, TimeoutError)
 
 
 # ---------------------------------------------------------------- prepared references
