@@ -71,14 +71,14 @@ def _half_line(m: re.Match, table):
     raise Unreadable("a bounded interval is two inequalities; answer with one inequality, e.g. n > 2d")
 
 
-DIAGONAL = (7, 12, 30)
+DIAGONAL = (7,)
 
 
 def fingerprint(expr, table) -> tuple | None:
-    """Exact values of ``expr`` with every symbol set to 7, then 12, then 30 (definitions
-    expanded), or None when that says nothing (a symbol whose assumptions such a value breaks,
-    a value that is not rational). Two different fingerprints prove two expressions different
-    at a point every constraint of the form "h divides d" allows, so the costly
+    """The exact value of ``expr`` with every symbol set to 7 (definitions expanded), or None
+    when that says nothing (a symbol whose assumptions such a value breaks, a value that is
+    not rational). Two different fingerprints prove two expressions different
+    at a point every constraint of the form "h divides d" allows, so the costlier
     :func:`compare_expressions` runs only where fingerprints agree."""
     import sympy
     try:
