@@ -86,6 +86,8 @@ def _reading_of_reference(x) -> Reading:
         return Reading(Fraction(int(x.p), int(x.q)), None, None, "")
     if isinstance(x, float):
         x = repr(x)
+    elif getattr(x, "is_Float", False):                # a SymPy Float: its decimal text
+        x = str(x)
     return read_number(x)
 
 
@@ -108,7 +110,8 @@ def _ref_unit(spec: AnswerSpec) -> str:
         return UNITS[unit][0]
     if unit in {u for u, _ in UNITS.values()}:
         return unit
-    raise SpecError(f"unit {unit!r} is not one of the known units ({', '.join(sorted({u for u, _ in UNITS.values()}))})")
+    known = ", ".join(sorted({u for u, _ in UNITS.values()}))
+    raise SpecError(f"unit {unit!r} is not one of the known units ({known})")
 
 
 def _prep_quantity(spec: AnswerSpec) -> QuantityRef:

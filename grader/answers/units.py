@@ -31,11 +31,13 @@ def _add(names, pint_name, what):
 
 _add(("B", "byte", "bytes", "Byte", "Bytes", "octet", "octets"), "byte", "an amount of data")
 _add(("bit", "bits"), "bit", "an amount of data")
-for _si, _bin, _word, _binword in (("k", "Ki", "kilo", "kibi"), ("M", "Mi", "mega", "mebi"), ("G", "Gi", "giga", "gibi"),
-                                   ("T", "Ti", "tera", "tebi"), ("P", "Pi", "peta", "pebi")):
-    _add((f"{_si}B", f"{_si.upper()}B", f"{_word}byte", f"{_word}bytes"), f"{_word}byte", "an amount of data")
-    _add((f"{_bin}B", f"{_binword}byte", f"{_binword}bytes"), f"{_binword}byte", "an amount of data")
-    _add((f"{_si}bit", f"{_si.upper()}bit", f"{_word}bit", f"{_word}bits", f"{_si}bits"), f"{_word}bit", "an amount of data")
+_DATA = "an amount of data"
+for _si, _bin, _word, _binword in (("k", "Ki", "kilo", "kibi"), ("M", "Mi", "mega", "mebi"),
+                                   ("G", "Gi", "giga", "gibi"), ("T", "Ti", "tera", "tebi"),
+                                   ("P", "Pi", "peta", "pebi")):
+    _add((f"{_si}B", f"{_si.upper()}B", f"{_word}byte", f"{_word}bytes"), f"{_word}byte", _DATA)
+    _add((f"{_bin}B", f"{_binword}byte", f"{_binword}bytes"), f"{_binword}byte", _DATA)
+    _add((f"{_si}bit", f"{_si.upper()}bit", f"{_word}bit", f"{_word}bits", f"{_si}bits"), f"{_word}bit", _DATA)
 _add(("s", "sec", "secs", "second", "seconds"), "second", "a time")
 _add(("ms", "millisecond", "milliseconds"), "millisecond", "a time")
 _add(("us", "µs", "μs", "microsecond", "microseconds"), "microsecond", "a time")
