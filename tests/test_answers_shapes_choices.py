@@ -42,6 +42,10 @@ def test_wrong_shape_without_author_feedback_says_which_axis():
     assert out.feedback == "(128, 32) is right except axis 2 (of 2)."
     out = check_answer(AnswerSpec("shape", (2, 3, 4)), "(2, 4, 3)")
     assert out.feedback == "(2, 4, 3) has the right axes in the wrong order: check which axis comes first."
+    out = check_answer(AnswerSpec("shape", (128, 64)), "(5,)")
+    assert out.feedback == "(5,) has 1 axis; the expected shape has 2."
+    out = check_answer(AnswerSpec("shape", (128, 64)), "(1, 2)")
+    assert out.feedback == "not the expected shape"
 
 
 @pytest.mark.parametrize("answer, why", [
