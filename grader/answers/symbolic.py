@@ -10,6 +10,7 @@ it also says when an answer is the relation reversed, or strict against non-stri
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .guard import shorten
 from .model import Unreadable
@@ -74,6 +75,7 @@ def _half_line(m: re.Match, table):
 DIAGONAL = (7,)
 
 
+@lru_cache(maxsize=8192)
 def fingerprint(expr, table) -> tuple | None:
     """The exact value of ``expr`` with every symbol set to 7 (definitions expanded), or None
     when that says nothing (a symbol whose assumptions such a value breaks, a value that is
@@ -114,6 +116,7 @@ def compare_expressions(answer, reference, table) -> str:
 _POINTS = tuple(tuple(2 ** ((7 * i + 3 * j) % 13) for j in range(12)) for i in range(12))
 
 
+@lru_cache(maxsize=8192)
 def truths(rel, table) -> tuple | None:
     """Whether ``rel`` holds at twelve fixed points (the table's symbols, in its order, take powers
     of 2 from 1 to 4096, so that "h divides d" often holds), None where it cannot be told; None in all
