@@ -48,7 +48,11 @@ def test_forms_of_4d2(table, text):
     ("max(n, 2d)", sympy.Max(n, 2 * d)),
 ])
 def test_expressions(table, text, expected):
-    assert parse(text, table).expr == expected
+    # polynomials come back expanded, in SymPy's own canonical form
+    got = parse(text, table).expr
+    assert got == sympy.expand(expected)
+    assert hash(got) == hash(sympy.expand(expected))
+    assert got.free_symbols == sympy.expand(expected).free_symbols
 
 
 @pytest.mark.parametrize("text,value", [
@@ -105,7 +109,17 @@ def test_relation_refused_without_relations(table):
     ("d/h", "d/h"),
     ("n >= 2d", "n ≥ 2·d"),
     ("0 < n < 2d", "0 < n < 2·d"),
-    ("4d(d+1)", "4·d·(d + 1)"),
+    ("4d(d+1)", "4·d·(d + 1)"),              # the tree as understood, not the expanded form
+    ("d^2*4", "d²·4"),
+    ("1/2d", "1/(2·d)"),
+    ("(2d)^2", "(2·d)²"),
+    ("2^-1", "2⁻¹"),
+    ("2^(d+1)", "2^(d + 1)"),
+    ("-(d+1)", "-(d + 1)"),
+    ("d - (h - n)", "d - (h - n)"),
+    ("√d_k", "√d_k"),
+    ("sqrt(d+1)", "√(d + 1)"),
+    ("nd²", "n·d²"),
     ("1,048,576", "1048576"),
     ("d_model", "d"),
 ])

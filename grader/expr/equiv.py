@@ -33,6 +33,7 @@ from functools import lru_cache
 import sympy
 from sympy.core.relational import Relational
 
+from . import poly as P
 from .symbols import SymbolTable
 
 EQUAL, DIFFERENT, UNDECIDED = "equal", "different", "undecided"
@@ -100,19 +101,37 @@ def _equivalent(a, b, table, cons, timeout) -> Equivalence:
     if a == b:
         return Equivalence(EQUAL, "identical")
     syms = sorted(a.free_symbols | b.free_symbols | _cons_symbols(cons), key=lambda s: s.name)
+    fa, fb = P.from_sympy(a), P.from_sympy(b)
+    if fa is not None and fb is not None:
+        return _rational(fa, fb, syms, cons)
     diff = a - b
     if diff == 0:
         return Equivalence(EQUAL, "identical")
-    zero = _rational_zero(a, b, diff, tuple(s for s in syms if s in diff.free_symbols))
     points = _points(tuple(syms), cons)
-    if zero is True:
-        return Equivalence(EQUAL, "rational")
     cx = _mismatch(a, b, points)
     if cx is not None:
-        return Equivalence(DIFFERENT, "rational" if zero is False else "sampling", cx)
-    if zero is False:       # a nonzero rational function: different, though no sample showed it
-        return Equivalence(DIFFERENT, "rational")
+        return Equivalence(DIFFERENT, "sampling", cx)
     return _simplify_zero(diff, timeout)
+
+
+def _rational(fa, fb, syms, cons) -> Equivalence:
+    """Both sides rational functions with rational coefficients: exact, by cross-multiplying
+    (a_num·b_den = b_num·a_den as polynomials); a counterexample from exact evaluation."""
+    (na, da), (nb, db) = fa, fb
+    same = na == nb if da == db else P.mul(na, db) == P.mul(nb, da)
+    if same:
+        return Equivalence(EQUAL, "rational")
+    for point in _points(tuple(syms), cons):
+        p = {s: (int(v) if v.is_Integer else Fraction(int(v.p), int(v.q))) for s, v in point}
+        xa, ya, xb, yb = (P.evaluate(q, p) for q in (na, da, nb, db))
+        if ya and yb and Fraction(xa) / ya != Fraction(xb) / yb:
+            return Equivalence(DIFFERENT, "rational", _plain(point))
+    # A nonzero rational function cannot vanish on all the points allowed by sign/integer
+    # assumptions and "divides" constraints (they are Zariski-dense): different, though no
+    # sample showed it. Other constraints (n = 2d) may confine the points: then undecided.
+    if all(c[0] == "divides" for c in cons):
+        return Equivalence(DIFFERENT, "rational")
+    return Equivalence(UNDECIDED, "rational functions differ, but not at any sample meeting the constraints")
 
 
 def _is_relation(e) -> bool:
@@ -125,39 +144,6 @@ def _cons_symbols(cons) -> set:
         for x in c[1:]:
             out |= getattr(x, "free_symbols", set())
     return out
-
-
-def _rational_zero(a, b, diff, syms):
-    """True/False when a - b is a rational function with rational coefficients (zero or not);
-    None when it is not one (then sampling and simplify decide)."""
-    try:
-        if not (_rational_coeffs(a) and _rational_coeffs(b)):
-            return None
-        if syms and not (a.is_rational_function(*syms) and b.is_rational_function(*syms)):
-            return None
-        num, _ = sympy.fraction(sympy.together(diff))
-        if not syms:
-            return num == 0
-        poly = sympy.Poly(num, *syms)
-        if poly.domain not in (sympy.ZZ, sympy.QQ):
-            return None
-        return poly.is_zero
-    except (sympy.PolynomialError, TypeError, ValueError, RecursionError):
-        return None
-
-
-def _rational_coeffs(e) -> bool:
-    for node in sympy.preorder_traversal(e):
-        if node.is_Atom:
-            if node.is_Number and not node.is_Rational:
-                return False
-            if node.is_NumberSymbol:
-                return False
-        elif not (node.is_Add or node.is_Mul or node.is_Pow):
-            return False
-        elif node.is_Pow and not node.exp.is_Integer:
-            return False
-    return True
 
 
 # -- sample points --------------------------------------------------------------------------

@@ -19,6 +19,12 @@ than ``*`` and ``/``, so ``1/2d`` is ``1/(2·d)``; read_as shows what was unders
 
 A NAME is a symbol, an alias or a defined name of the table; otherwise it is split into known
 names by longest match ("nd" is n·d, "bhn" is b·h·n) or refused with a suggestion.
+
+Polynomials are computed as sparse dicts (:mod:`.poly`) and turned into SymPy's canonical
+expanded form once, at the end (``4d(d+1)`` gives ``4*d**2 + 4*d``); anything else (division by
+a non-constant, roots, logs) is built with SymPy's operations. ``read_as`` renders the parse
+tree itself, with explicit operators and the brackets that the precedence needs:
+``4d(d+1)`` is read as ``4·d·(d + 1)``, ``1/2d`` as ``1/(2·d)``, ``d_model`` as ``d``.
 """
 from __future__ import annotations
 
@@ -30,9 +36,10 @@ from functools import lru_cache
 
 import sympy
 
+from . import poly as P
 from .lexer import Token, tokenize
 from .limits import ExprError, ParseLimits, fail
-from .pretty import render
+from .pretty import RELOPS, render
 from .symbols import SymbolTable
 
 LOG2 = math.log10(2)
@@ -43,24 +50,46 @@ _BAD = (sympy.S.ComplexInfinity, sympy.S.NaN, sympy.S.Infinity, sympy.S.Negative
 
 @dataclass(frozen=True)
 class Parsed:
-    """What :func:`parse` understood: ``expr`` (SymPy, definitions expanded), ``read_as`` (its
-    rendering, with defined names as written: ``d_k``), ``text`` (the input)."""
+    """What :func:`parse` understood: ``expr`` (SymPy, definitions expanded), ``read_as`` (the
+    parse tree rendered with explicit operators: ``4·d·(d + 1)``; defined names as written),
+    ``text`` (the input)."""
 
     expr: object
     read_as: str
     text: str
 
 
-@dataclass(frozen=True)
-class Node:
-    """A SymPy object with bounds: ``mag`` (decimal digits of its numbers, an upper estimate),
-    ``deg`` (total degree), ``terms`` (log10 of the number of terms once expanded), ``nvars``."""
+# precedence of a rendered piece: what brackets it needs inside a larger one
+SUM, PRODUCT, UNARY, POWER, ATOM = 1, 2, 3, 4, 5
+SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
-    expr: object
-    mag: float = 0.0
-    deg: float = 0.0
-    terms: float = 0.0
-    nvars: int = 0
+
+class Node:
+    """A parsed piece: ``poly`` (sparse polynomial) or ``sym`` (SymPy), its rendering ``shown``
+    with precedence ``prec``, and bounds: ``mag`` (decimal digits of its numbers, an upper
+    estimate), ``deg`` (total degree), ``terms`` (log10 of the number of terms once expanded),
+    ``nvars`` (symbols involved, at most)."""
+
+    __slots__ = ("poly", "_sym", "shown", "prec", "mag", "deg", "terms", "nvars")
+
+    def __init__(self, poly, sym, shown, prec, mag=0.0, deg=0.0, terms=0.0, nvars=0):
+        self.poly, self._sym, self.shown, self.prec = poly, sym, shown, prec
+        self.mag, self.deg, self.terms, self.nvars = mag, deg, terms, nvars
+
+    @property
+    def expr(self):
+        if self._sym is None:
+            self._sym = P.to_sympy(self.poly)
+        return self._sym
+
+    def constant(self):
+        """Its value when it is a number (int/Fraction, or a SymPy number), else None."""
+        if self.poly is not None:
+            return P.constant_value(self.poly)
+        return self._sym if self._sym.is_number else None
+
+    def wrap(self, prec: int) -> str:
+        return self.shown if self.prec >= prec else f"({self.shown})"
 
 
 def parse(text, table: SymbolTable, *, relations: bool = False,
@@ -75,9 +104,8 @@ def parse(text, table: SymbolTable, *, relations: bool = False,
 
 @lru_cache(maxsize=8192)
 def _parse(text: str, table: SymbolTable, relations: bool, limits: ParseLimits) -> Parsed:
-    p = _Parser(text, table, limits)
-    shown = p.top(relations)
-    return Parsed(table.expand(shown), render(shown), text)
+    expr, shown = _Parser(text, table, limits).top(relations)
+    return Parsed(expr, shown, text)
 
 
 def _digits(n: int) -> float:
@@ -87,6 +115,8 @@ def _digits(n: int) -> float:
 def _number_mag(x) -> float:
     if isinstance(x, Fraction):
         return max(_digits(x.numerator), _digits(x.denominator))
+    if isinstance(x, int):
+        return _digits(x)
     return max(_digits(int(x.p)), _digits(int(x.q)))
 
 
@@ -112,6 +142,14 @@ def _bounds_of(expr) -> tuple:
         k = abs(float(expr.exp))
         return (parts[0][0] * k, parts[0][1] * k, parts[0][2] * k)
     return (sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts))
+
+
+def _as_number(c):
+    if isinstance(c, Fraction):
+        return sympy.Rational(c.numerator, c.denominator)
+    if isinstance(c, int):
+        return sympy.Integer(c)
+    return c
 
 
 class _Parser:
@@ -168,18 +206,19 @@ class _Parser:
         if self.tok.kind == "REL":
             if not relations:
                 raise self.error(f"a relation ({self.tok.text}) is not expected here: give an expression")
-            parts, left = [], first.expr
+            parts, left, shown = [], first, first.shown
             while self.tok.kind == "REL":
                 op = self.advance()
-                right = self.sum().expr
-                parts.append(_RELS[op.value](left, right, evaluate=False))
+                right = self.sum()
+                parts.append(_RELS[op.value](left.expr, right.expr, evaluate=False))
+                shown += f" {RELOPS[op.value]} {right.shown}"
                 left = right
             result = parts[0] if len(parts) == 1 else sympy.And(*parts)
         else:
-            result = first.expr
+            result, shown = first.expr, first.shown
         if self.tok.kind != "EOF":
             raise self.unexpected()
-        return result
+        return result, shown
 
     def unexpected(self) -> ExprError:
         t = self.tok
@@ -190,8 +229,6 @@ class _Parser:
                               "three digits (1,048,576); arguments go in a function call (max(a, b))")
         if t.kind == "NUM":
             return self.error(f"missing operator before {t.text!r}")
-        if t.kind == "REL":
-            return self.error(f"unexpected {t.text!r}")
         return self.error(f"unexpected {t.text!r}")
 
     def sum(self) -> Node:
@@ -199,10 +236,15 @@ class _Parser:
         while self.tok.kind == "OP" and self.tok.value in "+-":
             op = self.advance()
             right = self.term()
-            expr = node.expr + right.expr if op.value == "+" else node.expr - right.expr
-            ints = node.expr.is_Integer and right.expr.is_Integer
+            sign = 1 if op.value == "+" else -1
+            if node.poly is not None and right.poly is not None:
+                poly, sym = P.add(node.poly, right.poly, sign), None
+            else:
+                poly, sym = None, node.expr + right.expr if sign > 0 else node.expr - right.expr
+            ints = node.constant() is not None and right.constant() is not None
             mag = max(node.mag, right.mag) + 0.31 if ints else node.mag + right.mag + 0.31
-            node = self.check(Node(expr, mag, max(node.deg, right.deg),
+            shown = f"{node.shown} {op.value} {right.wrap(PRODUCT)}"
+            node = self.check(Node(poly, sym, shown, SUM, mag, max(node.deg, right.deg),
                                    math.log10(10 ** node.terms + 10 ** right.terms),
                                    node.nvars + right.nvars), op)
         return node
@@ -213,18 +255,30 @@ class _Parser:
             op = self.advance()
             right = self.signed()
             if op.value == "/":
-                if right.expr == 0:
-                    raise self.error("division by zero", op)
-                expr = node.expr / right.expr
+                node = self.divide(node, right, op)
             else:
-                expr = node.expr * right.expr
-            node = self.check(self.mul(node, right, expr), op)
-            self.finite(node.expr, op)
+                node = self.check(self.mul(node, right, f"{node.wrap(PRODUCT)}·{right.wrap(UNARY)}"), op)
         return node
 
-    @staticmethod
-    def mul(a: Node, b: Node, expr) -> Node:
-        return Node(expr, a.mag + b.mag, a.deg + b.deg, a.terms + b.terms, a.nvars + b.nvars)
+    def divide(self, node: Node, right: Node, op: Token) -> Node:
+        c = right.constant()
+        if c is not None and (c == 0 if not hasattr(c, "is_zero") else c.is_zero):
+            raise self.error("division by zero", op)
+        shown = f"{node.wrap(PRODUCT)}/{right.wrap(UNARY + 1)}"
+        bounds = dict(mag=node.mag + right.mag, deg=node.deg + right.deg, terms=node.terms + right.terms,
+                      nvars=node.nvars + right.nvars)
+        if node.poly is not None and isinstance(c, (int, Fraction)):
+            return self.check(Node(P.scale(node.poly, 1 / Fraction(c)), None, shown, PRODUCT, **bounds), op)
+        expr = self.finite(node.expr / right.expr, op)
+        return self.check(Node(None, expr, shown, PRODUCT, **bounds), op)
+
+    def mul(self, a: Node, b: Node, shown: str) -> Node:
+        if a.poly is not None and b.poly is not None:
+            poly, sym = P.mul(a.poly, b.poly), None
+        else:
+            poly, sym = None, a.expr * b.expr
+        return Node(poly, sym, shown, PRODUCT, a.mag + b.mag, a.deg + b.deg, a.terms + b.terms,
+                    a.nvars + b.nvars)
 
     def signed(self) -> Node:
         if self.tok.kind == "OP" and self.tok.value in "+-":
@@ -232,8 +286,12 @@ class _Parser:
             self.enter(op)
             inner = self.signed()
             self.leave()
-            return Node(-inner.expr if op.value == "-" else inner.expr, inner.mag, inner.deg,
-                        inner.terms, inner.nvars)
+            if op.value == "+":
+                return inner
+            poly = P.scale(inner.poly, -1) if inner.poly is not None else None
+            sym = None if poly is not None else -inner.expr
+            return Node(poly, sym, f"-{inner.wrap(UNARY)}", UNARY, inner.mag, inner.deg, inner.terms,
+                        inner.nvars)
         return self.implicit()
 
     def starts_factor(self) -> bool:
@@ -245,7 +303,7 @@ class _Parser:
         while self.starts_factor():
             at = self.tok
             right = self.power()
-            node = self.check(self.mul(node, right, node.expr * right.expr), at)
+            node = self.check(self.mul(node, right, f"{node.wrap(PRODUCT)}·{right.wrap(UNARY)}"), at)
         if self.tok.kind == "NUM":
             raise self.error(f"missing operator before {self.tok.text!r} (write * between factors)")
         return node
@@ -266,57 +324,71 @@ class _Parser:
             self.enter(op)
             inner = self.exponent()
             self.leave()
-            return Node(-inner.expr if op.value == "-" else inner.expr, inner.mag, inner.deg,
-                        inner.terms, inner.nvars)
+            if op.value == "+":
+                return inner
+            poly = P.scale(inner.poly, -1) if inner.poly is not None else None
+            sym = None if poly is not None else -inner.expr
+            return Node(poly, sym, f"-{inner.wrap(UNARY)}", UNARY, inner.mag, inner.deg, inner.terms,
+                        inner.nvars)
         return self.power()
 
     def postfix(self) -> Node:
         node = self.primary()
         while self.tok.kind == "SUP":
             sup = self.advance()
-            node = self.pow(node, Node(sympy.Integer(sup.value), _digits(sup.value)), sup)
+            node = self.pow(node, Node(P.const(sup.value), None, str(sup.value), ATOM, _digits(sup.value)), sup)
         return node
 
     def pow(self, base: Node, exponent: Node, tok: Token) -> Node:
         lim = self.limits
-        e = exponent.expr
-        if e.free_symbols:
-            if base.expr.free_symbols or exponent.deg > 1 or exponent.mag > 3:
-                raise self.error("a symbol may only appear in the exponent of a number, to the first "
-                                 "degree (2^d); write powers of symbols with numbers (d^2)", tok)
-            expr = self.finite(sympy.Pow(base.expr, e), tok)
-            return self.check(Node(expr, base.mag * 10 ** exponent.mag, base.deg, base.terms, base.nvars), tok)
-        trivial = base.expr in (sympy.S.One, sympy.S.NegativeOne, sympy.S.Zero) and e.is_Integer
+        e = exponent.constant()
+        if isinstance(e, str) or e is None:
+            return self.symbolic_pow(base, exponent, tok)
+        shown_e = str(e) if isinstance(e, int) else None
+        if shown_e is not None and exponent.shown.lstrip("-").isdigit() and exponent.prec >= UNARY:
+            shown = f"{base.wrap(ATOM)}{shown_e.translate(SUP)}"
+        else:
+            shown = f"{base.wrap(ATOM)}^{exponent.wrap(POWER)}"
+        bc = base.constant()
+        trivial = bc is not None and bc in (0, 1, -1) and isinstance(e, int)
         if exponent.mag > 6 and not trivial:
             raise self.error(f"exponent too large (about {exponent.mag:,.0f} digits)", tok)
-        if e.is_Rational:
-            k = abs(Fraction(int(e.p), int(e.q)))
+        if isinstance(e, (int, Fraction)):
+            k = abs(Fraction(e))
         else:
-            k = abs(float(sympy.N(e, 15)))
-        if k > lim.max_exponent and base.expr not in (sympy.S.One, sympy.S.NegativeOne, sympy.S.Zero):
-            raise self.error(f"exponent too large: {render(e)} (at most {lim.max_exponent:,})", tok)
-        kf = float(k)
-        if base.expr in (sympy.S.One, sympy.S.NegativeOne, sympy.S.Zero):
-            kf = 0.0 if base.expr != 0 or e.is_nonnegative else kf
+            k = abs(Fraction(float(sympy.N(e, 15))))
+        if k > lim.max_exponent and not trivial:
+            raise self.error(f"exponent too large: {exponent.shown} (at most {lim.max_exponent:,})", tok)
+        kf = 0.0 if trivial and (bc != 0 or e >= 0) else float(k)
         mag = base.mag * kf + (base.terms * kf if base.nvars else 0.0)
         deg = base.deg * math.ceil(kf)
         terms = min(base.terms * math.ceil(kf), _comb_log10(deg, base.nvars))
-        self.check(Node(None, mag, deg, terms, base.nvars), tok)
-        if base.expr == 0 and e.is_negative:
+        node = Node(None, None, shown, POWER, mag, deg, terms, base.nvars)
+        self.check(node, tok)
+        if bc is not None and bc == 0 and e < 0:
             raise self.error("division by zero (0 to a negative power)", tok)
-        expr = self.finite(sympy.Pow(base.expr, e), tok)
-        return Node(expr, mag, deg, terms, base.nvars)
+        if (base.poly is not None and isinstance(e, int) and e >= 0 and (trivial or terms < 3.5)):
+            node.poly = P.power(base.poly, 0 if trivial and bc == 1 else e) if not (trivial and bc == 1) else P.const(1)
+            return node
+        node._sym = self.finite(sympy.Pow(base.expr, _as_number(e)), tok)
+        return node
+
+    def symbolic_pow(self, base: Node, exponent: Node, tok: Token) -> Node:
+        if base.constant() is None or exponent.deg > 1 or exponent.mag > 3:
+            raise self.error("a symbol may only appear in the exponent of a number, to the first "
+                             "degree (2^d); write powers of symbols with numbers (d^2)", tok)
+        expr = self.finite(sympy.Pow(base.expr, exponent.expr), tok)
+        return self.check(Node(None, expr, f"{base.wrap(ATOM)}^{exponent.wrap(POWER)}", POWER,
+                               base.mag * 10 ** exponent.mag, base.deg, base.terms, base.nvars), tok)
 
     def primary(self) -> Node:
         t = self.tok
         if t.kind == "NUM":
             self.advance()
             value = t.value
-            if value.denominator == 1:
-                expr = sympy.Integer(value.numerator)
-            else:
-                expr = sympy.Rational(value.numerator, value.denominator)
-            return self.check(Node(expr, _number_mag(value)), t)
+            c = value.numerator if value.denominator == 1 else value
+            shown = str(c) if isinstance(c, int) else t.text.replace(",", "")
+            return self.check(Node(P.const(c), None, shown, ATOM, _number_mag(value)), t)
         if t.kind == "NAME":
             if t.value in self.functions:
                 return self.call()
@@ -350,20 +422,14 @@ class _Parser:
             self.leave()
             return self.apply("sqrt", [arg], t)
         if t.kind == "EOF":
-            return self._raise(self.error("unexpected end of the expression"))
-        if t.kind == "RP":
-            return self._raise(self.error(f"unexpected {t.text!r}"))
+            raise self.error("unexpected end of the expression")
         if t.kind == "REL":
-            return self._raise(self.error(f"unexpected {t.text!r}: a relation needs an expression on each side"))
+            raise self.error(f"unexpected {t.text!r}: a relation needs an expression on each side")
         if t.kind == "SUP":
-            return self._raise(self.error(f"superscript {t.text!r} must follow a number, a name or brackets"))
-        if t.kind == "COMMA":
-            return self._raise(self.unexpected())
-        return self._raise(self.error(f"unexpected {t.text!r}"))
-
-    @staticmethod
-    def _raise(e):
-        raise e
+            raise self.error(f"superscript {t.text!r} must follow a number, a name or brackets")
+        if t.kind == "RP":
+            raise self.error(f"unexpected {t.text!r}: an expression is missing before it")
+        raise self.unexpected()
 
     def close(self, opener: Token):
         want = {"(": ")", "[": "]"}[opener.value]
@@ -380,13 +446,16 @@ class _Parser:
 
     # -- names and functions ---------------------------------------------------------------
     def name(self, t: Token) -> Node:
-        """A symbol, alias or defined name (shown as its placeholder in read_as)."""
+        """A symbol or alias (shown by its symbol's name), or a defined name (shown as written)."""
         table = self.table
         if t.value in table._by_name:
-            return Node(table._by_name[t.value], 0.0, 1.0, 0.0, 1)
+            s = table._by_name[t.value]
+            return Node(P.var(s), s, s.name, ATOM, 0.0, 1.0, 0.0, 1)
         definition = table.definition(t.value)
         mag, deg, terms = _bounds_of(definition)
-        return self.check(Node(table.definition_symbol(t.value), mag, max(deg, 1.0), terms,
+        frac = P.from_sympy(definition)
+        poly = frac[0] if frac is not None and frac[1] == P.ONE else None
+        return self.check(Node(poly, definition, t.value, ATOM, mag, max(deg, 1.0), terms,
                                len(definition.free_symbols)), t)
 
     def unknown(self, name: str) -> str:
@@ -435,8 +504,10 @@ class _Parser:
         deg = max(a.deg for a in args)
         terms = max(a.terms for a in args)
         nvars = max(a.nvars for a in args)
+        shown = f"{name}({', '.join(a.shown for a in args)})"
         if name == "sqrt":
             expr, mag = sympy.sqrt(xs[0]), mag / 2 + 1
+            shown = f"√{args[0].wrap(ATOM)}"
         elif name in ("log", "ln"):
             if any(x == 0 for x in xs):
                 raise self.error("log(0) is not a finite number", tok)
@@ -454,7 +525,7 @@ class _Parser:
             expr = sympy.Max(*xs)
         else:  # O, Theta: kept as undefined functions for the spec's asymptotic claims
             expr = sympy.Function(name)(xs[0])
-        node = self.check(Node(expr, mag, deg, terms, nvars), tok)
+        node = self.check(Node(None, expr, shown, ATOM, mag, deg, terms, nvars), tok)
         self.finite(expr, tok)
         return node
 

@@ -1,0 +1,195 @@
+"""Sparse polynomials with exact coefficients: the parser's and the equivalence test's fast path.
+
+A polynomial is a dict {monomial: coefficient}; a monomial is a tuple of (Symbol, exponent)
+pairs sorted by symbol name, the empty tuple for the constant; coefficients are int or Fraction,
+never 0. :func:`to_sympy` builds SymPy's own canonical form of the expanded polynomial directly
+(``Add``/``Mul`` from sorted arguments), which equals, and hashes like, what ``sympy.expand``
+would give, at a fraction of the cost; :func:`from_sympy` reads a rational function back as
+(numerator, denominator), or None when the expression is not one.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+
+import sympy
+from sympy.core.add import _addsort
+from sympy.core.mul import _mulsort
+
+ONE = {(): 1}
+
+
+def const(c) -> dict:
+    return {(): c} if c else {}
+
+
+def var(s) -> dict:
+    return {((s, 1),): 1}
+
+
+def _mono_mul(a: tuple, b: tuple) -> tuple:
+    if not a:
+        return b
+    if not b:
+        return a
+    out = dict(a)
+    for s, e in b:
+        out[s] = out.get(s, 0) + e
+    return tuple(sorted(out.items(), key=lambda se: se[0].name))
+
+
+def add(p: dict, q: dict, sign: int = 1) -> dict:
+    out = dict(p)
+    for m, c in q.items():
+        v = out.get(m, 0) + sign * c
+        if v:
+            out[m] = v
+        else:
+            out.pop(m, None)
+    return out
+
+
+def mul(p: dict, q: dict) -> dict:
+    out: dict = {}
+    for m1, c1 in p.items():
+        for m2, c2 in q.items():
+            m = _mono_mul(m1, m2)
+            v = out.get(m, 0) + c1 * c2
+            if v:
+                out[m] = v
+            else:
+                out.pop(m, None)
+    return out
+
+
+def scale(p: dict, c) -> dict:
+    return {m: v * c for m, v in p.items()} if c else {}
+
+
+def power(p: dict, k: int) -> dict:
+    out, base = dict(ONE), p
+    while k:
+        if k & 1:
+            out = mul(out, base)
+        k >>= 1
+        if k:
+            base = mul(base, base)
+    return out
+
+
+def constant_value(p: dict):
+    """The value of a constant polynomial (int/Fraction), None if it has symbols."""
+    if not p:
+        return 0
+    if len(p) == 1 and () in p:
+        return p[()]
+    return None
+
+
+def degree(p: dict) -> int:
+    return max((sum(e for _, e in m) for m in p), default=0)
+
+
+def _number(c) -> sympy.Rational:
+    if isinstance(c, Fraction):
+        return sympy.Rational(c.numerator, c.denominator) if c.denominator != 1 else sympy.Integer(c.numerator)
+    return sympy.Integer(c)
+
+
+def to_sympy(p: dict):
+    """SymPy's canonical expanded form of ``p`` (built from sorted arguments, no flattening)."""
+    terms = []
+    constant = sympy.S.Zero
+    for m, c in p.items():
+        if not m:
+            constant = _number(c)
+            continue
+        factors = [s if e == 1 else sympy.Pow(s, sympy.Integer(e)) for s, e in m]
+        if len(factors) > 1:
+            _mulsort(factors)
+        if c == 1:
+            term = factors[0] if len(factors) == 1 else sympy.Mul._from_args(factors)
+        else:
+            term = sympy.Mul._from_args([_number(c)] + factors)
+        terms.append(term)
+    if not terms:
+        return constant
+    if len(terms) == 1 and constant == 0:
+        return terms[0]
+    _addsort(terms)
+    if constant != 0:
+        terms.insert(0, constant)
+    return sympy.Add._from_args(terms)
+
+
+@lru_cache(maxsize=8192)
+def from_sympy(expr, max_terms: int = 5000):
+    """(numerator, denominator) polynomials of a rational function with rational coefficients;
+    None for anything else (roots, logs, floats, functions) or when it grows past max_terms."""
+    try:
+        num, den = _frac(expr, max_terms)
+    except _NotRational:
+        return None
+    return num, den
+
+
+class _NotRational(Exception):
+    pass
+
+
+def _frac(e, max_terms):
+    if e.is_Symbol:
+        return var(e), ONE
+    if e.is_Rational:
+        return const(Fraction(int(e.p), int(e.q)) if e.q != 1 else int(e.p)), ONE
+    if e.is_Add:
+        num, den = {}, ONE
+        for a in e.args:
+            n2, d2 = _frac(a, max_terms)
+            if d2 == den:
+                num = add(num, n2)
+            else:
+                num, den = add(mul(num, d2), mul(n2, den)), mul(den, d2)
+            _guard(num, max_terms)
+        return num, den
+    if e.is_Mul:
+        num, den = ONE, ONE
+        for a in e.args:
+            n2, d2 = _frac(a, max_terms)
+            num = mul(num, n2)
+            if d2 is not ONE and d2 != ONE:
+                den = mul(den, d2)
+            _guard(num, max_terms)
+        return num, den
+    if e.is_Pow and e.exp.is_Integer:
+        k = int(e.exp)
+        if abs(k) > 1000:
+            raise _NotRational
+        n2, d2 = _frac(e.base, max_terms)
+        if k < 0:
+            n2, d2, k = d2, n2, -k
+            if not d2:
+                raise _NotRational
+        num, den = power(n2, k), (power(d2, k) if d2 != ONE else ONE)
+        _guard(num, max_terms)
+        return num, den
+    raise _NotRational
+
+
+def _guard(p, max_terms):
+    if len(p) > max_terms:
+        raise _NotRational
+
+
+def evaluate(p: dict, point: dict):
+    """The exact value of p at {Symbol: int/Fraction}; None if a symbol has no value."""
+    total = 0
+    for m, c in p.items():
+        v = c
+        for s, e in m:
+            x = point.get(s)
+            if x is None:
+                return None
+            v = v * x ** e
+        total += v
+    return total
