@@ -53,7 +53,9 @@ def test_written_polynomials_parse_back(terms, style, mul, pow_style):
     text = write(terms, style, mul, pow_style)
     expected = as_sympy(terms)
     got = parse(text, TABLE).expr
-    assert sympy.expand(got - expected) == 0, (text, got, expected)
+    # the parser builds SymPy's canonical expanded form itself: equal and same hash
+    assert got == sympy.expand(expected), (text, got, expected)
+    assert hash(got) == hash(sympy.expand(expected))
     assert equivalent(got, expected, TABLE).verdict == "equal"
 
 

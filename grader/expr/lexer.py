@@ -21,7 +21,7 @@ from .limits import ParseLimits, fail
 class Token:
     kind: str
     text: str          # what was written
-    value: object      # NUM: Fraction; SUP: int; OP/REL/LP/RP: canonical spelling; NAME: name
+    value: object      # NUM: int or Fraction; SUP: int; OP/REL/LP/RP: canonical spelling; NAME: name
     offset: int        # index of the first character in the text
 
 
@@ -60,7 +60,8 @@ def _number(text: str, pos: int, m: re.Match, limits: ParseLimits) -> Token:
                                   f"than {limits.max_magnitude:,.0f} digits")
         exp = int(exp_text)
     digits = int((whole or "0") + frac)
-    value = Fraction(digits) * Fraction(10) ** (exp - len(frac))
+    shift = exp - len(frac)
+    value = digits * 10 ** shift if shift >= 0 else Fraction(digits, 10 ** -shift)
     return Token("NUM", m.group(0), value, pos)
 
 
