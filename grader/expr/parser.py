@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -45,6 +46,7 @@ from .symbols import SymbolTable
 LOG2 = math.log10(2)
 _RELS = {"<": sympy.StrictLessThan, ">": sympy.StrictGreaterThan, "<=": sympy.LessThan,
          ">=": sympy.GreaterThan, "=": sympy.Equality}
+_INT = re.compile(r"-?[0-9]+")
 _BAD = (sympy.S.ComplexInfinity, sympy.S.NaN, sympy.S.Infinity, sympy.S.NegativeInfinity)
 
 
@@ -288,11 +290,15 @@ class _Parser:
             self.leave()
             if op.value == "+":
                 return inner
-            poly = P.scale(inner.poly, -1) if inner.poly is not None else None
-            sym = None if poly is not None else -inner.expr
-            return Node(poly, sym, f"-{inner.wrap(UNARY)}", UNARY, inner.mag, inner.deg, inner.terms,
-                        inner.nvars)
+            return self.negate(inner)
         return self.implicit()
+
+    @staticmethod
+    def negate(inner: Node) -> Node:
+        poly = P.scale(inner.poly, -1) if inner.poly is not None else None
+        sym = None if poly is not None else -inner.expr
+        shown = inner.shown if inner.prec >= PRODUCT and inner.prec != UNARY else f"({inner.shown})"
+        return Node(poly, sym, f"-{shown}", UNARY, inner.mag, inner.deg, inner.terms, inner.nvars)
 
     def starts_factor(self) -> bool:
         t = self.tok
@@ -326,10 +332,7 @@ class _Parser:
             self.leave()
             if op.value == "+":
                 return inner
-            poly = P.scale(inner.poly, -1) if inner.poly is not None else None
-            sym = None if poly is not None else -inner.expr
-            return Node(poly, sym, f"-{inner.wrap(UNARY)}", UNARY, inner.mag, inner.deg, inner.terms,
-                        inner.nvars)
+            return self.negate(inner)
         return self.power()
 
     def postfix(self) -> Node:
@@ -345,7 +348,7 @@ class _Parser:
         if isinstance(e, str) or e is None:
             return self.symbolic_pow(base, exponent, tok)
         shown_e = str(e) if isinstance(e, int) else None
-        if shown_e is not None and exponent.shown.lstrip("-").isdigit() and exponent.prec >= UNARY:
+        if shown_e is not None and _INT.fullmatch(exponent.shown):
             shown = f"{base.wrap(ATOM)}{shown_e.translate(SUP)}"
         else:
             shown = f"{base.wrap(ATOM)}^{exponent.wrap(POWER)}"
@@ -525,7 +528,8 @@ class _Parser:
             expr = sympy.Max(*xs)
         else:  # O, Theta: kept as undefined functions for the spec's asymptotic claims
             expr = sympy.Function(name)(xs[0])
-        node = self.check(Node(None, expr, shown, ATOM, mag, deg, terms, nvars), tok)
+        prec = POWER if name == "sqrt" else ATOM      # (√d)² is not √d²
+        node = self.check(Node(None, expr, shown, prec, mag, deg, terms, nvars), tok)
         self.finite(expr, tok)
         return node
 
