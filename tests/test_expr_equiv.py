@@ -194,3 +194,17 @@ def test_plain_numbers(table):
     assert equivalent(63, P(table, "1024/16"), table).verdict == "different"
     with pytest.raises(TypeError):
         equivalent("4d", P(table, "4d"), table)       # text must go through parse first
+
+
+def test_conjuncts_true_under_the_assumptions_say_nothing(table):
+    # n is a positive integer: 0 < n always holds, so 0 < n < 2d says just n < 2d
+    assert equivalent(P(table, "0 < n < 2d", True), P(table, "n < 2d", True), table).verdict == "equal"
+    # and n > 0 is the same statement as n ≥ 0 (both always true), not a strictness mismatch
+    assert equivalent(P(table, "n > 0", True), P(table, "n >= 0", True), table).verdict == "equal"
+
+
+def test_reversed_without_a_point_is_not_guessed(table):
+    # sqrt(d²) - d is 0 for every positive d: both relations are always false, so they agree;
+    # whatever the verdict, it must not be "different"
+    r = equivalent(P(table, "sqrt(d^2) - d > 0", True), P(table, "d - sqrt(d^2) > 0", True), table)
+    assert r.verdict != "different"

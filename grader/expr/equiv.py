@@ -346,8 +346,12 @@ def _relations(a, b, cons, timeout) -> Equivalence:
     if a == b:
         return Equivalence(EQUAL, "identical")
     syms = sorted(a.free_symbols | b.free_symbols | _cons_symbols(cons), key=lambda s: s.name)
-    pa, pb = _parts(a), _parts(b)
-    if len(pa) == len(pb) and len(pa) > 1:
+    # conjuncts that hold everywhere under the assumptions (0 < n for positive n) say nothing
+    pa, pb = _essential(_parts(a)), _essential(_parts(b))
+    if not pa and not pb:
+        return Equivalence(EQUAL, "both always true")
+    decided = None
+    if len(pa) == len(pb):
         left = list(pb)
         for x in pa:
             match = next((y for y in left if _single(x, y).verdict == EQUAL), None)
@@ -355,29 +359,51 @@ def _relations(a, b, cons, timeout) -> Equivalence:
                 break
             left.remove(match)
         else:
-            return Equivalence(EQUAL, "each relation")
-    if len(pa) == 1 and len(pb) == 1:
-        decided = _single(a, b)
-        if decided.verdict != UNDECIDED and decided.counterexample is not None:
-            return decided
-        if decided.verdict == EQUAL:
-            return decided
-    else:
-        decided = Equivalence(UNDECIDED, "sampling")
-    points = _points(tuple(syms), cons) + _boundary_points(a, b, syms)
-    for point in points:
-        p = dict(point)
-        ta, tb = _truth(a, p), _truth(b, p)
-        if ta is not None and tb is not None and ta != tb:
-            return Equivalence(DIFFERENT, decided.method if decided.verdict == DIFFERENT else "sampling",
-                               _plain(point))
-    if decided.verdict == DIFFERENT:
-        return Equivalence(DIFFERENT, decided.method)
+            return _single(pa[0], pb[0]) if len(pa) == 1 else Equivalence(EQUAL, "each relation")
+        if len(pa) == 1:
+            decided = _single(pa[0], pb[0])
+    points = _points(tuple(syms), cons)
+    for batch in (points, None):
+        if batch is None:
+            batch = _boundary_points(pa + pb, tuple(syms), cons)
+        for point in batch:
+            p = dict(point)
+            ta, tb = _truth(a, p), _truth(b, p)
+            if ta is not None and tb is not None and ta != tb:
+                how = decided.method if decided is not None and decided.verdict == DIFFERENT else "sampling"
+                return Equivalence(DIFFERENT, how, _plain(point))
+    # "reversed" or "strictness" without a point to show it stays undecided: f may vanish or
+    # keep one sign everywhere the assumptions allow
     return Equivalence(UNDECIDED, "relations agree at every sample but could not be shown equal")
 
 
 def _parts(rel):
     return tuple(rel.args) if isinstance(rel, sympy.And) else (rel,)
+
+
+def _essential(parts) -> tuple:
+    out = []
+    for r in parts:
+        o = _oriented(r)
+        if o is not None and ((o[1] == ">" and o[0].is_positive) or (o[1] == ">=" and o[0].is_nonnegative)):
+            continue
+        out.append(r)
+    return tuple(out)
+
+
+def _constant_ratio(fa, fb):
+    """The constant c with fa = c·fb when both are rational functions and one exists, else None."""
+    ra, rb = P.from_sympy(fa), P.from_sympy(fb)
+    if ra is None or rb is None:
+        return None
+    x, y = P.mul(ra[0], rb[1]), P.mul(rb[0], ra[1])
+    if not x or not y or len(x) != len(y):
+        return None
+    m = next(iter(y))
+    if m not in x:
+        return None
+    c = Fraction(x[m]) / Fraction(y[m])
+    return c if x == P.scale(y, c) else None
 
 
 def _single(a, b) -> Equivalence:
@@ -388,11 +414,15 @@ def _single(a, b) -> Equivalence:
     (fa, ka), (fb, kb) = oa, ob
     if fa == 0 or fb == 0:
         return Equivalence(UNDECIDED, "degenerate relation")
-    try:
-        r = sympy.cancel(sympy.together(fa / fb))
-        r = sympy.factor(r) if not (r.is_positive or r.is_negative) else r
-    except (sympy.PolynomialError, TypeError, ValueError, RecursionError):
-        return Equivalence(UNDECIDED, "ratio")
+    c = _constant_ratio(fa, fb)
+    if c is not None:
+        r = sympy.Rational(c.numerator, c.denominator)
+    else:
+        try:
+            r = sympy.cancel(sympy.together(fa / fb))
+            r = sympy.factor(r) if not (r.is_positive or r.is_negative) else r
+        except (sympy.PolynomialError, TypeError, ValueError, RecursionError):
+            return Equivalence(UNDECIDED, "ratio")
     if ka == "=" or kb == "=":
         if ka == kb and (r.is_positive or r.is_negative):
             return Equivalence(EQUAL, "constant-sign factor")
@@ -404,27 +434,46 @@ def _single(a, b) -> Equivalence:
     return Equivalence(UNDECIDED, "ratio of unknown sign")
 
 
-def _boundary_points(a, b, syms) -> tuple:
-    """Points on f = 0 (where strict and non-strict relations part), for f linear in a symbol."""
+def _boundary_points(parts, syms: tuple, cons) -> tuple:
+    """Points on f = 0 (where strict and non-strict relations part ways), for each relation's
+    f whose numerator is linear in one of its symbols: that symbol solved exactly, the others
+    drawn; kept when they meet the assumptions and constraints."""
     out = []
     rng = random.Random(SEED + 1)
-    for rel in _parts(a) + _parts(b):
+    for rel in parts:
         o = _oriented(rel)
-        if o is None:
+        frac = P.from_sympy(o[0]) if o is not None else None
+        if frac is None:
             continue
-        f = sympy.expand(o[0])
-        for s in sorted(f.free_symbols, key=lambda s: s.name):
-            try:
-                if sympy.degree(f, s) != 1:
-                    continue
-            except sympy.PolynomialError:
+        num = frac[0]
+        for s in sorted({v for m in num for v, _ in m}, key=lambda v: v.name):
+            if any(e > 1 for m in num for v, e in m if v == s):
                 continue
-            for _ in range(4):
+            coeff = {tuple((v, e) for v, e in m if v != s): c for m, c in num.items() if any(v == s for v, _ in m)}
+            rest = {m: c for m, c in num.items() if all(v != s for v, _ in m)}
+            for _ in range(6):
                 point = {t: _draw(t, rng, False) for t in syms if t != s}
-                sol = sympy.solve(f.xreplace(point), s)
-                if len(sol) == 1 and sol[0].is_number:
-                    v = sympy.nsimplify(sol[0]) if not sol[0].is_Rational else sol[0]
-                    if _fits(s, v):
-                        point[s] = v
-                        out.append(tuple(sorted(point.items(), key=lambda kv: kv[0].name)))
+                vals = {t: Fraction(int(v.p), int(v.q)) for t, v in point.items()}
+                a_, b_ = P.evaluate(coeff, vals), P.evaluate(rest, vals)
+                if not a_ or a_ is None or b_ is None:
+                    continue
+                x = -Fraction(b_) / a_
+                v = sympy.Rational(x.numerator, x.denominator)
+                if _fits(s, v) and _meets(point | {s: v}, cons):
+                    point[s] = v
+                    out.append(tuple(sorted(point.items(), key=lambda kv: kv[0].name)))
     return tuple(out)
+
+
+def _meets(point: dict, cons) -> bool:
+    for c in cons:
+        try:
+            if c[0] == "divides":
+                dv, mv = c[1].xreplace(point), c[2].xreplace(point)
+                if not (dv.is_Integer and mv.is_Integer and dv != 0 and mv % dv == 0):
+                    return False
+            elif not bool(c[1].xreplace(point)):
+                return False
+        except (TypeError, ValueError):
+            return False
+    return True

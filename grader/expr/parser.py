@@ -297,7 +297,8 @@ class _Parser:
     def negate(inner: Node) -> Node:
         poly = P.scale(inner.poly, -1) if inner.poly is not None else None
         sym = None if poly is not None else -inner.expr
-        shown = inner.shown if inner.prec >= PRODUCT and inner.prec != UNARY else f"({inner.shown})"
+        bare = inner.prec >= PRODUCT and inner.prec != UNARY and not inner.shown.startswith("-")
+        shown = inner.shown if bare else f"({inner.shown})"
         return Node(poly, sym, f"-{shown}", UNARY, inner.mag, inner.deg, inner.terms, inner.nvars)
 
     def starts_factor(self) -> bool:
