@@ -117,3 +117,51 @@ def test_bounded_answers_still_compare_quickly(table):
     # the largest accepted polynomial powers expand in the fast path
     a, b = parse("(d+1)^200", table).expr, parse("(d+1)^199 (d+1)", table).expr
     assert equivalent(a, b, table).verdict == "equal"
+
+
+def test_no_text_reaches_eval_exec_or_sympify(table, monkeypatch, tmp_path):
+    """While parsing (good and hostile text alike), builtins.eval/exec are never called, SymPy's
+    sympify never receives a string and its text parser never runs."""
+    import builtins
+    import sys
+
+    import sympy.parsing.sympy_parser as sympy_parser
+
+    sympify_module = sys.modules["sympy.core.sympify"]
+
+    calls = []
+
+    def trap(name, real=None):
+        def f(*args, **kwargs):
+            if real is not None and not isinstance(args[0], (str, bytes)):
+                return real(*args, **kwargs)     # Python's import machinery runs code objects
+            calls.append((name, args[:1]))
+            raise AssertionError(f"{name} called")
+        return f
+
+    real = sympify_module.sympify
+
+    def sympify_guard(a, *args, **kwargs):
+        if isinstance(a, str):
+            calls.append(("sympify", a))
+            raise AssertionError("sympify on text")
+        return real(a, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "eval", trap("eval", builtins.eval))
+    monkeypatch.setattr(builtins, "exec", trap("exec", builtins.exec))
+    monkeypatch.setattr(sympify_module, "sympify", sympify_guard)
+    monkeypatch.setattr(sympy, "sympify", sympify_guard)
+    monkeypatch.setattr(sympy_parser, "parse_expr", trap("parse_expr"))   # where sympify(str) ends
+    monkeypatch.setattr(sympy_parser, "eval_expr", trap("eval_expr"))
+    good = ["4d(d+1)", "8nd²+4n²d", "√d_k", "log(d h)", "max(n, 2d)", "2^20", "1.05e6", "n > 2d"]
+    fresh = SymbolTable.build(symbols={"d": POS_INT, "h": POS_INT, "n": POS_INT},
+                              definitions={"d_k": "d/h"})           # nothing cached yet for it
+    for text in good + corpus(str(tmp_path / "x")):
+        try:
+            parse(text, fresh, relations=True)
+        except ExprError:
+            pass
+    assert calls == []
+    with pytest.raises(AssertionError):         # the traps are live: text through SymPy is caught
+        sympy.sympify("d + 1")
+    assert calls
