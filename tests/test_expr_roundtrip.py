@@ -97,3 +97,19 @@ def test_read_as_of_any_expression_parses_back(text):
     again = parse(first.read_as, TABLE)
     assert again.expr == first.expr, (text, first.read_as)
     assert again.read_as == first.read_as
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=monomials, q=monomials, same=st.booleans())
+def test_verdicts_agree_with_expansion(p, q, same):
+    """equal exactly when the expanded difference is 0 (SymPy's expand as the independent
+    oracle); a "different" verdict carries a point where the two values differ."""
+    a = as_sympy(p)
+    b = sympy.factor(a) * 1 if same else as_sympy(q)
+    r = equivalent(a, b, TABLE)
+    oracle = sympy.expand(a - b) == 0
+    assert (r.verdict == "equal") == oracle
+    if not oracle:
+        assert r.verdict == "different"
+        cx = r.counterexample
+        assert a.xreplace(cx) != b.xreplace(cx)

@@ -76,7 +76,9 @@ def equivalent(a, b, table: SymbolTable, *, constraints=(), timeout: float = 2.0
     and ``args`` as in the spec's Constraint are read too). ``timeout`` bounds the SymPy step."""
     a, b = _as_sympy(a), _as_sympy(b)
     cons = tuple(_constraint(c) for c in constraints)
-    return _equivalent(a, b, table, cons, float(timeout))
+    r = _equivalent(a, b, table, cons, float(timeout))
+    # results are cached: hand out a copy of the counterexample, never the cached dict
+    return r if r.counterexample is None else Equivalence(r.verdict, r.method, dict(r.counterexample))
 
 
 def _constraint(c):
