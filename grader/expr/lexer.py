@@ -11,14 +11,14 @@ from __future__ import annotations
 import keyword
 import re
 import unicodedata
-from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 from .limits import ParseLimits, fail
 
-# kinds: NUM NAME SUP OP LP RP COMMA REL EOF
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
+    """One token; ``kind`` is NUM NAME SUP OP LP RP COMMA REL or EOF."""
+
     kind: str
     text: str          # what was written
     value: object      # NUM: int or Fraction; SUP: int; OP/REL/LP/RP: canonical spelling; NAME: name
@@ -47,6 +47,9 @@ NOT_NUMBERS = {"nan", "inf", "infinity", "infty", "oo", "zoo"}
 
 
 def _number(text: str, pos: int, m: re.Match, limits: ParseLimits) -> Token:
+    whole = m.group(0)
+    if whole.isdigit() and len(whole) <= limits.max_digits:      # the common case: 4, 512
+        return Token("NUM", whole, int(whole), pos)
     gd = m.groupdict()
     whole = (gd.get("int") or "").replace(",", "")
     frac = gd.get("frac") or gd.get("frac2") or ""
