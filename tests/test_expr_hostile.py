@@ -165,3 +165,21 @@ def test_no_text_reaches_eval_exec_or_sympify(table, monkeypatch, tmp_path):
     with pytest.raises(AssertionError):         # the traps are live: text through SymPy is caught
         sympy.sympify("d + 1")
     assert calls
+
+
+def test_products_of_many_factors_are_bounded_by_their_real_size(table):
+    # (d+1)(d+2)…(d+40) has degree 40 in one symbol: 41 terms, not 2^40
+    text = "".join(f"(d+{k})" for k in range(1, 41))
+    assert len(parse(text, table).expr.args) == 41
+    # (d+h+n)^200 would have C(203, 3) = 1,373,701 terms: refused before expanding
+    with pytest.raises(ExprError, match="too many terms"):
+        parse("(d+h+n)^200", table)
+
+
+def test_large_but_allowed_powers_compare_without_expanding_everything(table):
+    a = parse("(d+h+n)^40", table).expr
+    b = parse("(d+h+n)^39·d + (d+h+n)^39·(h+n)", table).expr
+    assert equivalent(a, b, table).verdict == "equal"
+    c = parse("(d+h+n)^39·d + (d+h+n)^39·(h+n) + 1", table).expr
+    r = equivalent(a, c, table)
+    assert r.verdict == "different" and r.counterexample

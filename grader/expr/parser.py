@@ -70,13 +70,13 @@ class Node:
     """A parsed piece: ``poly`` (sparse polynomial) or ``sym`` (SymPy), its rendering ``shown``
     with precedence ``prec``, and bounds: ``mag`` (decimal digits of its numbers, an upper
     estimate), ``deg`` (total degree), ``terms`` (log10 of the number of terms once expanded),
-    ``nvars`` (symbols involved, at most)."""
+    ``vars`` (names of the symbols involved)."""
 
-    __slots__ = ("poly", "_sym", "shown", "prec", "mag", "deg", "terms", "nvars")
+    __slots__ = ("poly", "_sym", "shown", "prec", "mag", "deg", "terms", "vars")
 
-    def __init__(self, poly, sym, shown, prec, mag=0.0, deg=0.0, terms=0.0, nvars=0):
+    def __init__(self, poly, sym, shown, prec, mag=0.0, deg=0.0, terms=0.0, vars=frozenset()):
         self.poly, self._sym, self.shown, self.prec = poly, sym, shown, prec
-        self.mag, self.deg, self.terms, self.nvars = mag, deg, terms, nvars
+        self.mag, self.deg, self.terms, self.vars = mag, deg, terms, vars
 
     @property
     def expr(self):
@@ -243,12 +243,12 @@ class _Parser:
                 poly, sym = P.add(node.poly, right.poly, sign), None
             else:
                 poly, sym = None, node.expr + right.expr if sign > 0 else node.expr - right.expr
-            ints = node.constant() is not None and right.constant() is not None
+            ints = isinstance(node.constant(), int) and isinstance(right.constant(), int)
             mag = max(node.mag, right.mag) + 0.31 if ints else node.mag + right.mag + 0.31
             shown = f"{node.shown} {op.value} {right.wrap(PRODUCT)}"
             node = self.check(Node(poly, sym, shown, SUM, mag, max(node.deg, right.deg),
                                    math.log10(10 ** node.terms + 10 ** right.terms),
-                                   node.nvars + right.nvars), op)
+                                   node.vars | right.vars), op)
         return node
 
     def term(self) -> Node:
@@ -268,7 +268,7 @@ class _Parser:
             raise self.error("division by zero", op)
         shown = f"{node.wrap(PRODUCT)}/{right.wrap(UNARY + 1)}"
         bounds = dict(mag=node.mag + right.mag, deg=node.deg + right.deg, terms=node.terms + right.terms,
-                      nvars=node.nvars + right.nvars)
+                      vars=node.vars | right.vars)
         if node.poly is not None and isinstance(c, (int, Fraction)):
             return self.check(Node(P.scale(node.poly, 1 / Fraction(c)), None, shown, PRODUCT, **bounds), op)
         expr = self.finite(node.expr / right.expr, op)
@@ -279,8 +279,10 @@ class _Parser:
             poly, sym = P.mul(a.poly, b.poly), None
         else:
             poly, sym = None, a.expr * b.expr
-        return Node(poly, sym, shown, PRODUCT, a.mag + b.mag, a.deg + b.deg, a.terms + b.terms,
-                    a.nvars + b.nvars)
+        names = a.vars | b.vars
+        deg = a.deg + b.deg
+        return Node(poly, sym, shown, PRODUCT, a.mag + b.mag, deg,
+                    min(a.terms + b.terms, _comb_log10(deg, len(names))), names)
 
     def signed(self) -> Node:
         if self.tok.kind == "OP" and self.tok.value in "+-":
@@ -299,7 +301,7 @@ class _Parser:
         sym = None if poly is not None else -inner.expr
         bare = inner.prec >= PRODUCT and inner.prec != UNARY and not inner.shown.startswith("-")
         shown = inner.shown if bare else f"({inner.shown})"
-        return Node(poly, sym, f"-{shown}", UNARY, inner.mag, inner.deg, inner.terms, inner.nvars)
+        return Node(poly, sym, f"-{shown}", UNARY, inner.mag, inner.deg, inner.terms, inner.vars)
 
     def starts_factor(self) -> bool:
         t = self.tok
@@ -364,10 +366,10 @@ class _Parser:
         if k > lim.max_exponent and not trivial:
             raise self.error(f"exponent too large: {exponent.shown} (at most {lim.max_exponent:,})", tok)
         kf = 0.0 if trivial and (bc != 0 or e >= 0) else float(k)
-        mag = base.mag * kf + (base.terms * kf if base.nvars else 0.0)
+        mag = base.mag * kf + (base.terms * kf if base.vars else 0.0)
         deg = base.deg * math.ceil(kf)
-        terms = min(base.terms * math.ceil(kf), _comb_log10(deg, base.nvars))
-        node = Node(None, None, shown, POWER, mag, deg, terms, base.nvars)
+        terms = min(base.terms * math.ceil(kf), _comb_log10(deg, len(base.vars)))
+        node = Node(None, None, shown, POWER, mag, deg, terms, base.vars)
         self.check(node, tok)
         if bc is not None and bc == 0 and e < 0:
             raise self.error("division by zero (0 to a negative power)", tok)
@@ -383,7 +385,7 @@ class _Parser:
                              "degree (2^d); write powers of symbols with numbers (d^2)", tok)
         expr = self.finite(sympy.Pow(base.expr, exponent.expr), tok)
         return self.check(Node(None, expr, f"{base.wrap(ATOM)}^{exponent.wrap(POWER)}", POWER,
-                               base.mag * 10 ** exponent.mag, base.deg, base.terms, base.nvars), tok)
+                               base.mag * 10 ** exponent.mag, base.deg, base.terms, base.vars), tok)
 
     def primary(self) -> Node:
         t = self.tok
@@ -454,13 +456,13 @@ class _Parser:
         table = self.table
         if t.value in table._by_name:
             s = table._by_name[t.value]
-            return Node(P.var(s), s, s.name, ATOM, 0.0, 1.0, 0.0, 1)
+            return Node(P.var(s), s, s.name, ATOM, 0.0, 1.0, 0.0, frozenset((s.name,)))
         definition = table.definition(t.value)
         mag, deg, terms = _bounds_of(definition)
         frac = P.from_sympy(definition)
         poly = frac[0] if frac is not None and frac[1] == P.ONE else None
         return self.check(Node(poly, definition, t.value, ATOM, mag, max(deg, 1.0), terms,
-                               len(definition.free_symbols)), t)
+                               frozenset(x.name for x in definition.free_symbols)), t)
 
     def unknown(self, name: str) -> str:
         table = self.table
@@ -507,7 +509,7 @@ class _Parser:
         mag = max(a.mag for a in args)
         deg = max(a.deg for a in args)
         terms = max(a.terms for a in args)
-        nvars = max(a.nvars for a in args)
+        names = frozenset().union(*(a.vars for a in args))
         shown = f"{name}({', '.join(a.shown for a in args)})"
         if name == "sqrt":
             expr, mag = sympy.sqrt(xs[0]), mag / 2 + 1
@@ -530,7 +532,7 @@ class _Parser:
         else:  # O, Theta: kept as undefined functions for the spec's asymptotic claims
             expr = sympy.Function(name)(xs[0])
         prec = POWER if name == "sqrt" else ATOM      # (√d)² is not √d²
-        node = self.check(Node(None, expr, shown, prec, mag, deg, terms, nvars), tok)
+        node = self.check(Node(None, expr, shown, prec, mag, deg, terms, names), tok)
         self.finite(expr, tok)
         return node
 

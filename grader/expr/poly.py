@@ -9,6 +9,7 @@ would give, at a fraction of the cost; :func:`from_sympy` reads a rational funct
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from functools import lru_cache
 
@@ -156,6 +157,8 @@ def _frac(e, max_terms):
         num, den = ONE, ONE
         for a in e.args:
             n2, d2 = _frac(a, max_terms)
+            if len(num) * len(n2) > 50 * max_terms:
+                raise _NotRational
             num = mul(num, n2)
             if d2 is not ONE and d2 != ONE:
                 den = mul(den, d2)
@@ -166,6 +169,9 @@ def _frac(e, max_terms):
         if abs(k) > 1000:
             raise _NotRational
         n2, d2 = _frac(e.base, max_terms)
+        for q in (n2, d2):
+            if len(q) > 1 and _power_terms(q, abs(k)) > max_terms:
+                raise _NotRational
         if k < 0:
             n2, d2, k = d2, n2, -k
             if not d2:
@@ -174,6 +180,13 @@ def _frac(e, max_terms):
         _guard(num, max_terms)
         return num, den
     raise _NotRational
+
+
+def _power_terms(p: dict, k: int) -> float:
+    """An upper bound on the number of terms of p**k (monomials of degree <= deg·k)."""
+    nv = len({s for m in p for s, _ in m})
+    deg = degree(p) * k
+    return min(float(len(p)) ** k, math.comb(deg + nv, nv))
 
 
 def _guard(p, max_terms):
