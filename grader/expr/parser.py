@@ -348,7 +348,7 @@ class _Parser:
     def pow(self, base: Node, exponent: Node, tok: Token) -> Node:
         lim = self.limits
         e = exponent.constant()
-        if isinstance(e, str) or e is None:
+        if e is None:
             return self.symbolic_pow(base, exponent, tok)
         shown_e = str(e) if isinstance(e, int) else None
         if shown_e is not None and _INT.fullmatch(exponent.shown):
@@ -373,8 +373,11 @@ class _Parser:
         self.check(node, tok)
         if bc is not None and bc == 0 and e < 0:
             raise self.error("division by zero (0 to a negative power)", tok)
-        if (base.poly is not None and isinstance(e, int) and e >= 0 and (trivial or terms < 3.5)):
-            node.poly = P.power(base.poly, 0 if trivial and bc == 1 else e) if not (trivial and bc == 1) else P.const(1)
+        if trivial:             # 1^k, 0^k, (-1)^k for any integer k, however large
+            node.poly = P.const(1 if bc == 1 or e == 0 else 0 if bc == 0 else (-1) ** (e % 2))
+            return node
+        if base.poly is not None and isinstance(e, int) and e >= 0 and terms < 3.5:
+            node.poly = P.power(base.poly, e)       # expanded now: at most ~3,000 terms
             return node
         node._sym = self.finite(sympy.Pow(base.expr, _as_number(e)), tok)
         return node
