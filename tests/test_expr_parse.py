@@ -208,3 +208,10 @@ def test_limits_are_configurable(table):
     with pytest.raises(ExprError, match="nested too deeply"):
         parse("((d))", table, limits=ParseLimits(max_depth=1))
     assert parse("((d))", table, limits=ParseLimits(max_depth=2)).expr == d
+
+
+@pytest.mark.parametrize("value", [123, None, b"4d", ["4d"]])
+def test_only_text_is_parsed(table, value):
+    with pytest.raises(ExprError) as e:
+        parse(value, table)
+    assert "expected text" in e.value.message and e.value.location.column == 1

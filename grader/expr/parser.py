@@ -100,7 +100,7 @@ def parse(text, table: SymbolTable, *, relations: bool = False,
     anything else. ``relations=True`` also accepts ``< > ≤ ≥ <= >= =`` (a chain gives And).
     Results are cached on (text, table, relations, limits)."""
     if not isinstance(text, str):
-        raise ExprError(f"expected text, got {type(text).__name__}")
+        raise fail("", 0, f"expected text, got {type(text).__name__}")
     return _parse(text, table, relations, limits)
 
 
