@@ -117,6 +117,18 @@ def test_symbolic_and_measured_disagreement_is_reported(tmp_path):
     assert "274,877,906,944" in res.disagreement and "34,359,738,368" in res.disagreement
 
 
+def test_no_disagreement_when_a_symbolic_counterpart_agrees(tmp_path):
+    # n 96, d 64: the real FLOPs 4·96²·64 = 2,359,296 < 8·96·64² = 3,145,728, so "n > d: n²d
+    # dominates" fails both symbolically (with real FLOPs) and by measurement; the text's own
+    # terms n²d > nd² for n > d hold symbolically, but they are not the measurement's counterpart.
+    r = run(tmp_path, claim("dom", "refuted", [
+        '{kind: dominance, larger: "d*n^2", smaller: "d^2*n", where: "n > d"}',
+        '{kind: dominance, larger: "4*d*n^2", smaller: "8*d^2*n", where: "n > d"}',
+        '{kind: compare, left: flops.attention, right: flops.projections, at: {d: 64, h: 8, n: 96}, claimed: greater}']))
+    assert r["dom"].verdict == "refuted"
+    assert r["dom"].disagreement == ""
+
+
 def test_compare_both_ways(tmp_path):
     r = run(tmp_path,
             claim("same", "holds", ['{kind: compare, left: params, right: params, left_layout: fused, right_layout: per_head, at: {d: 64, h: 4}, claimed: equal}']),

@@ -78,15 +78,16 @@ def combine(checks) -> str:
 
 def disagreement(checks) -> str:
     """A sentence when a symbolic check of the text's arithmetic and a measurement on mha reach
-    different verdicts (paired by the figure they test when they share one)."""
+    different verdicts: paired by the figure they test when they share one, otherwise only when
+    no symbolic check reaches the measurement's verdict (one that agrees is its counterpart)."""
     sym = [c for c in checks if c.kind in SYMBOLIC_PAIRED and c.verdict in ("holds", "refuted")]
     mea = [c for c in checks if c.kind in MEASURED_PAIRED and c.verdict in ("holds", "refuted")]
     for m in mea:
-        others = [s for s in sym if s.verdict != m.verdict]
-        if not others:
+        claimed = m.details.get("claimed")
+        pool = [s for s in sym if claimed and s.details.get("claimed") == claimed] or sym
+        if not pool or any(s.verdict == m.verdict for s in pool):
             continue
-        same = [s for s in others if m.details.get("claimed") and s.details.get("claimed") == m.details.get("claimed")]
-        s = (same or others)[-1]
+        s = pool[-1]
         return (f"symbolic and measured disagree — measured ({m.kind}) {m.verdict}: {m.summary}; "
                 f"symbolic ({s.kind}) {s.verdict}: {s.summary}")
     return ""
