@@ -70,6 +70,27 @@ def test_duplicate_yaml_key_is_positioned(tmp_path):
     assert "duplicate key 'd'" in str(err)
 
 
+def test_every_duplicate_yaml_key_at_once(tmp_path):
+    p = tmp_path / "dups.yaml"
+    p.write_text("subject: {id: t, title: T}\n"
+                 "symbols:\n"
+                 "  d: {positive: true}\n"
+                 "  d: {integer: true}\n"
+                 "claims:\n"
+                 "- id: c1\n"
+                 "  quote: one\n"
+                 "  quote: two\n"
+                 "  source: {document: subject, section: s, section: t}\n", encoding="utf-8")
+    with pytest.raises(ErrorList) as info:
+        load_subject(p)
+    # line 4 col 3 ('d'), line 8 col 3 ('quote'), line 9: 'section' again after "  source: {document:
+    # subject, section: s, " = 42 characters, so column 43
+    assert [str(e) for e in info.value.errors] == [
+        f"{p}:4:3: duplicate key 'd' (first at line 3)",
+        f"{p}:8:3: duplicate key 'quote' (first at line 7)",
+        f"{p}:9:43: duplicate key 'section' (first at line 9)"]
+
+
 def test_unknown_alias_target_and_bad_assumption(tmp_path):
     header = HEADER.replace("  d_model: d", "  d_model: dd").replace("  b: {positive: true, integer: true}",
                                                                       "  b: {positive: yes-please}")

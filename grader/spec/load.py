@@ -2,7 +2,7 @@
 
 Each error is a :class:`grader.errors.SpecError` at file:line:column saying what was
 expected (unknown symbol, bad expression, unknown check kind, duplicate claim id, ...);
-a duplicate YAML key, an alias or a file that is not YAML is a positioned
+a duplicate YAML key (every one in the file), an alias or a file that is not YAML is a positioned
 :class:`grader.errors.InputError` from :mod:`grader.yamlio`. All of them are raised
 together as one :class:`grader.errors.ErrorList`.
 
@@ -84,7 +84,10 @@ def load_subject(path=None) -> Subject:
 
 
 def load_file(path) -> Subject:
-    data = yamlio.load_file(path)
+    try:
+        data = yamlio.load_file(path)
+    except InputError as e:
+        _every_duplicate_key(e, lambda: Path(path).read_text(encoding="utf-8"), str(path))
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):  # pragma: no cover - load_file has read it already
@@ -94,7 +97,47 @@ def load_file(path) -> Subject:
 
 def loads(text: str, name: str = "<spec>") -> Subject:
     """Load a spec from text (for tests and tools)."""
-    return _Loader(name, text.splitlines()).subject(yamlio.loads(text, name))
+    try:
+        data = yamlio.loads(text, name)
+    except InputError as e:
+        _every_duplicate_key(e, lambda: text, name)
+    return _Loader(name, text.splitlines()).subject(data)
+
+
+def _every_duplicate_key(error: InputError, read, name: str):
+    """grader.yamlio stops at the first duplicate key; list every one in the file instead.
+
+    The text is only *composed* (YAML nodes with their marks, no object is constructed; an
+    alias is a shared node, visited once), so this is as safe as the loader itself."""
+    import yaml
+
+    if not str(error.message).startswith("duplicate key"):
+        raise error
+    try:
+        root = yaml.compose(read(), Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, OSError, UnicodeDecodeError, RecursionError):
+        raise error from None
+    errors, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in first:
+                        errors.append(InputError(
+                            f"duplicate key {key.value!r} (first at line {first[key.value]})",
+                            Location(name, key.start_mark.line + 1, key.start_mark.column + 1)))
+                    else:
+                        first[key.value] = key.start_mark.line + 1
+                stack.extend((value, key))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+    errors.sort(key=lambda e: (e.location.line or 0, e.location.column or 0))
+    raise ErrorList(errors or [error])
 
 
 def _replace(obj, **changes):
