@@ -1,5 +1,216 @@
 """pytest plugin (registered through the ``pytest11`` entry point).
 
-Kept import-light: it is loaded by every pytest run in an environment where
-grader is installed.
+- Collects the exercise bank (``*.yaml`` under a folder named ``exercises``, the code
+  exercises' own ``code/`` folders excepted): one item per problem, which verifies the
+  problem's reference answer with :func:`grader.bank.verify_reference`. A failure reads
+  ``file:line: id: what is wrong`` with what was expected and what was found — not a
+  traceback into the engine (the pattern of pytest's "Working with non-python tests").
+- ``--solution PATH``: the learner's solution file for the code exercises; their tests get it
+  through the ``solution`` fixture, imported from its path (so it can live anywhere). Without
+  the option, each code exercise's bundled reference ``solution.py``, so that the project's
+  own test run passes.
+- ``--grader-report FD`` (used by :func:`grader.code.grade_code` inside the sandbox): one JSON
+  line per test (nodeid, outcome, message) written to that file descriptor.
+
+Kept import-light: it is loaded by every pytest run in an environment where grader is
+installed (no torch, no SymPy at import time; the bank is imported when a YAML file is collected).
 """
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+SKIP_DIRS = {"code", "__pycache__"}
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("grader", "grader: exercise bank and code exercises")
+    group.addoption("--solution", metavar="PATH", default=None,
+                    help="the solution file graded by the code exercises' tests "
+                         "(default: each exercise's bundled reference solution.py)")
+    group.addoption("--grader-report", metavar="FD", default=None, type=int,
+                    help="write one JSON line per test result to this file descriptor (used by grader.code)")
+
+
+# ------------------------------------------------------------------ the bank
+
+
+def _is_bank_file(path: Path) -> bool:
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    parts = path.parts
+    if "exercises" not in parts[:-1]:
+        return False
+    below = parts[len(parts) - 1 - parts[::-1].index("exercises"):-1]
+    return not any(p in SKIP_DIRS or p.startswith(".") for p in below)
+
+
+def pytest_collect_file(file_path, parent):
+    if _is_bank_file(Path(file_path)):
+        return BankFile.from_parent(parent, path=file_path)
+    return None
+
+
+class BankFile(pytest.File):
+    """One bank file: an item per problem, or one failing item listing why it cannot be read."""
+
+    def collect(self):
+        from grader.bank import load_bank
+        from grader.errors import ErrorList, GraderError
+
+        try:
+            bank = load_bank(self.path)
+        except ErrorList as e:
+            yield BankErrorItem.from_parent(self, name="load", errors=tuple(str(x) for x in e.errors))
+            return
+        except GraderError as e:
+            yield BankErrorItem.from_parent(self, name="load", errors=(str(e),))
+            return
+        for problem in bank.problems:
+            yield ProblemItem.from_parent(self, name=problem.id, problem=problem, bank=bank)
+
+
+class ReferenceMismatch(Exception):
+    """A problem's reference answer is not confirmed by the spec or by mha."""
+
+
+class ProblemItem(pytest.Item):
+    """Verifies one problem's reference answer."""
+
+    def __init__(self, *, problem, bank, **kw):
+        super().__init__(**kw)
+        self.problem = problem
+        self.bank = bank
+        self.verification = None
+
+    def runtest(self):
+        from grader.bank import verify_reference
+        self.verification = v = verify_reference(self.problem, self.bank)
+        if not v.ok:
+            raise ReferenceMismatch(v)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, ReferenceMismatch):
+            v = excinfo.value.args[0]
+            return "\n".join([f"{self.problem.location}: {self.problem.id}: {v.message}",
+                              f"    expected: {v.expected}",
+                              f"    found:    {v.found}"])
+        return f"{self.problem.location}: {self.problem.id}: verifying it raised " \
+               f"{type(excinfo.value).__name__}: {excinfo.value}"
+
+    def reportinfo(self):
+        line = (self.problem.location.line or 1) - 1 if self.problem.location else 0
+        return self.path, line, f"problem {self.problem.id} ({self.problem.kind})"
+
+
+class BankErrorItem(pytest.Item):
+    """A bank file that cannot be loaded: fails with every error at its file:line:column."""
+
+    def __init__(self, *, errors, **kw):
+        super().__init__(**kw)
+        self.errors = errors
+
+    def runtest(self):
+        raise ReferenceMismatch(self.errors)
+
+    def repr_failure(self, excinfo, style=None):
+        return "\n".join(self.errors)
+
+    def reportinfo(self):
+        return self.path, 0, f"bank file {self.path.name}"
+
+
+# ------------------------------------------------------------ code exercises
+
+
+def _reference_solution(test_path: Path) -> Path | None:
+    """The bundled ``solution.py`` nearest above a code exercise's test file."""
+    for d in [test_path.parent, *test_path.parents]:
+        candidate = d / "solution.py"
+        if candidate.is_file():
+            return candidate
+        if d.name == "exercises":
+            break
+    return None
+
+
+def load_solution(path: Path):
+    """Import a solution file from its path under a name of its own; failures become messages."""
+    path = Path(path).resolve()
+    name = "solution_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    if not path.is_file():
+        raise SolutionError(f"no solution file at {path}")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise SolutionError(f"{path}:{e.lineno}: SyntaxError: {e.msg}") from None
+    except Exception as e:  # the learner's module failed while importing
+        import traceback
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == str(path)]
+        where = f"{path}:{frames[-1].lineno}" if frames else str(path)
+        from grader.sandbox import explain_limit, limit_message
+        limit = explain_limit(f"{type(e).__name__}: {e}")
+        extra = f" ({limit_message(limit)})" if limit else ""
+        raise SolutionError(f"{where}: your solution could not be imported: {type(e).__name__}: {e}{extra}") from None
+    sys.modules[name] = module
+    return module
+
+
+class SolutionError(Exception):
+    """The solution file cannot be imported."""
+
+
+@pytest.fixture(scope="module")
+def solution(request):
+    """The solution module under test: ``--solution PATH``, else the bundled reference."""
+    given = request.config.getoption("solution")
+    path = Path(given) if given else _reference_solution(Path(request.path))
+    if path is None:
+        pytest.fail("no solution to test: pass --solution PATH", pytrace=False)
+    try:
+        return load_solution(path)
+    except SolutionError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+# ---------------------------------------------------------------- reporting
+
+
+def _message(report) -> str:
+    """What a learner should read: the teaching message of ``pytest.fail(..., pytrace=False)``
+    as it is, else the crash line ("ExceptionType: message") of a traceback."""
+    longrepr = report.longrepr
+    if longrepr is None:
+        return ""
+    if isinstance(longrepr, str):
+        return longrepr
+    if isinstance(longrepr, tuple):  # skipped: (file, line, reason)
+        return str(longrepr[2])
+    crash = getattr(longrepr, "reprcrash", None)
+    return crash.message if crash is not None else str(report.longreprtext)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report):
+    fd = getattr(pytest_runtest_logreport, "fd", None)
+    if fd is None:
+        return
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        line = json.dumps({"nodeid": report.nodeid, "outcome": report.outcome, "when": report.when,
+                           "message": _message(report)[:4000]})
+        os.write(fd, (line + "\n").encode())
+
+
+def pytest_configure(config):
+    fd = config.getoption("grader_report", None)
+    pytest_runtest_logreport.fd = fd
