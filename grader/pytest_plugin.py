@@ -197,7 +197,8 @@ def _message(report) -> str:
     if isinstance(longrepr, tuple):  # skipped: (file, line, reason)
         return str(longrepr[2])
     crash = getattr(longrepr, "reprcrash", None)
-    return crash.message if crash is not None else str(report.longreprtext)
+    text = crash.message if crash is not None else str(report.longreprtext)
+    return text[len("Failed: "):] if text.startswith("Failed: ") else text
 
 
 @pytest.hookimpl(trylast=True)
@@ -206,11 +207,26 @@ def pytest_runtest_logreport(report):
     if fd is None:
         return
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-        line = json.dumps({"nodeid": report.nodeid, "outcome": report.outcome, "when": report.when,
-                           "message": _message(report)[:4000]})
-        os.write(fd, (line + "\n").encode())
+        # under PIPE_BUF (4096 bytes) a write is atomic: lines of forked children cannot interleave
+        _write(fd, {"nodeid": report.nodeid[:300], "outcome": report.outcome, "when": report.when,
+                    "message": _message(report)[:1500]})
+
+
+def _write(fd, obj) -> None:
+    data = (json.dumps(obj, ensure_ascii=False) + "\n").encode()
+    while len(data) > 4000 and obj.get("message"):
+        obj = {**obj, "message": obj["message"][: len(obj["message"]) // 2] + " …"}
+        data = (json.dumps(obj, ensure_ascii=False) + "\n").encode()
+    os.write(fd, data)
 
 
 def pytest_configure(config):
-    fd = config.getoption("grader_report", None)
-    pytest_runtest_logreport.fd = fd
+    pytest_runtest_logreport.fd = config.getoption("grader_report", None)
+
+
+def pytest_collection_finish(session):
+    """With --grader-report: first, the list of every test collected (so that tests a crash or
+    a time-out kept from running are reported as failed, not forgotten)."""
+    fd = getattr(pytest_runtest_logreport, "fd", None)
+    if fd is not None:
+        _write(fd, {"collected": [item.nodeid for item in session.items]})

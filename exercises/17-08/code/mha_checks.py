@@ -41,6 +41,8 @@ class Case:
         return self.d // self.h
 
     def __str__(self):
+        if self.name.startswith("hidden"):  # the learner does not see a hidden test's inputs
+            return f"{self.name}: h={self.h}"
         batch = "unbatched" if self.b is None else f"b={self.b}"
         return f"{self.name}: d_model={self.d}, h={self.h}, n_q={self.n_q}, n_k={self.n_k}, {batch}, seed={self.seed}"
 
@@ -118,11 +120,15 @@ def _learner_line(e: BaseException, path) -> str:
 
 def _exception_hint(fn_name, e, args) -> str:
     text = str(e)
-    if isinstance(e, RuntimeError) and ("shapes cannot be multiplied" in text or "size of tensor" in text
-                                        or "must match" in text):
-        if fn_name in ("attention_weights", "scaled_dot_product_attention", "multi_head_forward"):
-            return (": Q·Kᵀ multiplies (…, n_q, d_k) by (…, d_k, n_k) — transpose K's last two axes exactly "
-                    "once (is K transposed twice, or not at all?)")
+    matmul = ("shapes cannot be multiplied", "size of tensor", "must match", "batch2", "Expected size")
+    if isinstance(e, RuntimeError) and any(m in text for m in matmul):
+        if fn_name in ("attention_weights", "scaled_dot_product_attention") and len(args) >= 2:
+            q, k = shape_of(args[0]), shape_of(args[1])
+            return (f"; with Q of shape {q} and K of shape {k}, Q·Kᵀ multiplies (…, n_q, d_k) by (…, d_k, n_k): "
+                    f"is K transposed twice (or not at all)?")
+        if fn_name == "multi_head_forward":
+            return ("; check each step's shape: Q_i (…, h, n_q, d_k), Q_i·K_iᵀ (…, h, n_q, n_k), "
+                    "head_i (…, h, n_q, d_v), Concat (…, n_q, h·d_v) — is K transposed twice?")
     if "view size is not compatible" in text:
         return ": the tensor is not contiguous after transpose — use .reshape, or .contiguous().view"
     return ""
@@ -152,20 +158,24 @@ def compare(label: str, found, expected: torch.Tensor, case, mistakes=(), shape_
         pytest.fail(f"{label} has shape {tuple(found.shape)}, expected {tuple(expected.shape)}"
                     f"{': ' + hint if hint else ''} [{case}]", pytrace=False)
     f64 = found.detach().to(torch.float64)
-    if torch.isnan(f64).any() and not torch.isnan(expected).any():
-        pytest.fail(f"{label} contains NaN, expected none: a fully masked row, or a division by zero? [{case}]",
-                    pytrace=False)
     if close(f64, expected):
         return
-    diff = (f64 - expected).abs()
+    diff = (f64 - expected).abs().nan_to_num(nan=float("inf"))
     worst = diff.argmax()
     idx = tuple(int(i) for i in torch.unravel_index(worst, diff.shape))
     for msg, t in mistakes:
         if tuple(t.shape) == tuple(expected.shape) and close(f64, t):
-            pytest.fail(f"{label}: values differ by {float(diff.max()):.3g} (tolerance {TOL:g}): {msg} [{case}]",
-                        pytrace=False)
-    pytest.fail(f"{label}: values differ by {float(diff.max()):.3g} (tolerance {TOL:g}); at index {idx} found "
+            pytest.fail(f"{label}: values differ {_by(diff)} (tolerance {TOL:g}): {msg} [{case}]", pytrace=False)
+    if torch.isnan(f64).any() and not torch.isnan(expected).any():
+        pytest.fail(f"{label} contains NaN, expected none: a fully masked row, or a division by zero? [{case}]",
+                    pytrace=False)
+    pytest.fail(f"{label}: values differ {_by(diff)} (tolerance {TOL:g}); at index {idx} found "
                 f"{float(f64[idx]):.6g}, expected {float(expected[idx]):.6g} [{case}]", pytrace=False)
+
+
+def _by(diff: torch.Tensor) -> str:
+    worst = float(diff.max())
+    return "(some are NaN where numbers were expected)" if math.isinf(worst) else f"by {worst:.3g}"
 
 
 def close(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -17,7 +17,7 @@ CASES = [
     Case("one head, h = 1", d=8, h=1, n_q=5, n_k=5, seed=1),
     Case("h = d (d_k = 1)", d=6, h=6, n_q=4, n_k=4, seed=2),
     Case("one position, n = 1", d=12, h=3, n_q=1, n_k=1, seed=3),
-    Case("cross-attention, n_q ≠ n_k", d=16, h=2, n_q=3, n_k=7, seed=4),
+    Case("cross-attention, n_q != n_k", d=16, h=2, n_q=3, n_k=7, seed=4),
     Case("unbatched", d=8, h=2, n_q=5, n_k=5, b=None, seed=5),
 ]
 IDS = [c.name for c in CASES]
