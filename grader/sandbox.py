@@ -14,7 +14,7 @@ Two backends, picked by :func:`backend` (probed once per process):
     ``/etc/passwd``), no home. Inside, ``setpriv`` drops to an unprivileged uid (``nobody`` by
     default) with no capabilities and no new privileges, so the limits below are the kernel's
     per-user ones (``RLIMIT_NPROC`` is not enforced on root).
-``rlimits+nobody`` (fallback, when ``bwrap`` is missing or cannot start)
+``rlimits+nobody`` / ``rlimits only`` (fallback, when ``bwrap`` is missing or cannot start)
     The same rlimits and process-group kill; the uid drops to ``nobody`` only where the
     interpreter is reachable by it, the network is cut only where a new network namespace can
     be made. What is *not* prevented is said in :attr:`SandboxResult.sandbox`: the file system
@@ -137,10 +137,14 @@ def _fallback_uid_ok() -> bool:
 
 @lru_cache(maxsize=None)
 def _fallback_description() -> str:
-    uid = "nobody" if _fallback_uid_ok() else "the grader's own user (the interpreter is not reachable by nobody)"
     net = "no network" if _can_unshare_net() else "network NOT blocked"
-    return (f"rlimits+nobody: runs as {uid}, {net}; NOT prevented: reading world-readable host "
-            f"files (/etc/passwd included), a shared /tmp")
+    not_prevented = "reading world-readable host files (/etc/passwd included), a shared /tmp"
+    if _fallback_uid_ok():
+        return f"rlimits+nobody: runs as nobody, {net}; NOT prevented: {not_prevented}"
+    who = "root" if os.geteuid() == 0 else "the grader's own user"
+    return (f"rlimits only: runs as {who} (the interpreter is not reachable by nobody), {net}; NOT prevented: "
+            f"{not_prevented}, writing what {who} may write" + (", any number of processes (root is exempt "
+                                                                 "from RLIMIT_NPROC)" if who == "root" else ""))
 
 
 @lru_cache(maxsize=None)
