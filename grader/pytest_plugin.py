@@ -158,10 +158,7 @@ def load_solution(path: Path):
         import traceback
         frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == str(path)]
         where = f"{path}:{frames[-1].lineno}" if frames else str(path)
-        from grader.sandbox import explain_limit, limit_message
-        limit = explain_limit(f"{type(e).__name__}: {e}")
-        extra = f" ({limit_message(limit)})" if limit else ""
-        raise SolutionError(f"{where}: your solution could not be imported: {type(e).__name__}: {e}{extra}") from None
+        raise SolutionError(f"{where}: your solution could not be imported: {type(e).__name__}: {e}") from None
     sys.modules[name] = module
     return module
 

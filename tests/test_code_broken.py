@@ -1,0 +1,126 @@
+"""The 17-08 code tests fail on each broken solution, with the message that names its mistake.
+
+Each broken solution in tests/broken_solutions/ is the reference with one mistake. pytest runs
+exercises/17-08/code with ``--solution`` on it (in-process, through the grader plugin), and
+this checks which tests fail, which pass, and what every failure says.
+"""
+from pathlib import Path
+
+import pytest
+
+# pytester's in-process runs drop the modules they imported; torch cannot be imported twice in
+# one process, so it (and mha) are imported here, before any run
+import torch  # noqa: F401
+import mha.attention  # noqa: F401
+import mha.measure  # noqa: F401
+import mha.tracing  # noqa: F401
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE = ROOT / "exercises" / "17-08" / "code"
+BROKEN = ROOT / "tests" / "broken_solutions"
+
+# visible tests: 6 cases each for split/merge/weights/sdpa/forward, 3 masked weights, 2 masked
+# forward, 3 parameter counts, 3 FLOP counts, 2 dropout = 43; hidden: 4 + 4 + 4 + 3 + 2 = 17
+N_TESTS = 6 * 5 + 3 + 2 + 3 + 3 + 2 + 4 * 3 + 3 + 2
+
+# solution file -> (functions that must fail, functions that must pass, what every failure of
+# the failing functions says)
+MISTAKES = {
+    "k_transposed_twice": (
+        {"test_attention_weights", "test_scaled_dot_product_attention", "test_multi_head_forward"},
+        {"test_split_heads", "test_merge_heads", "test_parameter_count", "test_flop_count"},
+        "is K transposed twice"),
+    "scaled_by_sqrt_d_model": (
+        {"test_multi_head_forward", "test_multi_head_forward_masked", "test_hidden_forward"},
+        {"test_attention_weights", "test_scaled_dot_product_attention", "test_split_heads", "test_merge_heads"},
+        "did you scale by √d_model instead of √d_k?"),
+    "softmax_wrong_axis": (
+        {"test_attention_weights", "test_attention_weights_masked", "test_scaled_dot_product_attention",
+         "test_multi_head_forward"},
+        {"test_split_heads", "test_merge_heads", "test_parameter_count", "test_flop_count"},
+        "softmax over the wrong axis"),
+    "forgot_w_o": (
+        {"test_multi_head_forward", "test_multi_head_forward_masked", "test_hidden_forward"},
+        {"test_attention_weights", "test_scaled_dot_product_attention", "test_split_heads", "test_merge_heads",
+         "test_parameter_count", "test_flop_count", "test_dropout_in_training", "test_dropout_only_in_training"},
+        "forgot W^O"),
+    "merge_without_transpose": (
+        {"test_merge_heads", "test_multi_head_forward"},
+        {"test_split_heads", "test_attention_weights", "test_scaled_dot_product_attention"},
+        "transpose"),
+    "dropout_in_eval": (
+        {"test_dropout_only_in_training"},
+        {"test_dropout_in_training", "test_attention_weights", "test_multi_head_forward"},
+        "dropout is applied outside training"),
+    "params_without_biases": (
+        {"test_parameter_count", "test_hidden_parameter_count"},
+        {"test_flop_count", "test_multi_head_forward"},
+        "the four bias vectors (4·d) are missing"),
+    "flops_multiply_adds": (
+        {"test_flop_count", "test_hidden_flop_count"},
+        {"test_parameter_count", "test_multi_head_forward"},
+        "exactly half: you counted multiply-adds; one multiply-add is 2 FLOPs"),
+}
+
+
+def run_code_tests(pytester, solution: Path):
+    result = pytester.runpytest_inprocess(str(CODE), "--solution", str(solution), "-p", "no:cacheprovider")
+    reports = [r for r in result.reprec.getreports("pytest_runtest_logreport")
+               if r.when == "call" or (r.when == "setup" and r.failed)]
+    return result, reports
+
+
+def function(report) -> str:
+    return report.nodeid.split("::")[-1].split("[")[0]
+
+
+def test_every_mistake_has_a_broken_solution():
+    assert sorted(p.stem for p in BROKEN.glob("*.py")) == sorted(MISTAKES)
+
+
+@pytest.mark.parametrize("name", sorted(MISTAKES))
+def test_broken_solution_fails_with_its_teaching_message(pytester, name):
+    must_fail, must_pass, says = MISTAKES[name]
+    result, reports = run_code_tests(pytester, BROKEN / f"{name}.py")
+    assert len(reports) == N_TESTS
+    failed = {function(r) for r in reports if r.failed}
+    passed_fns = {function(r) for r in reports if r.passed}
+    assert must_fail <= failed, f"{name}: expected failures in {sorted(must_fail - failed)}"
+    assert not (must_pass & failed), f"{name}: unrelated tests fail: {sorted(must_pass & failed)}"
+    assert must_pass <= passed_fns
+    for r in reports:
+        if r.failed and function(r) in must_fail:
+            text = r.longreprtext
+            assert says in text, f"{r.nodeid}: {text}"
+            assert "Traceback" not in text and "mha_checks.py" not in text, "a traceback into the checks"
+    assert result.ret == 1
+
+
+def test_the_brief_s_parameter_message_word_for_word(pytester):
+    # 4·512² = 1,048,576 weights; + 4·512 = 2,048 biases = 1,050,624
+    _, reports = run_code_tests(pytester, BROKEN / "params_without_biases.py")
+    texts = [r.longreprtext for r in reports if r.failed]
+    assert "parameter_count(512, 8) = 1048576, expected 1050624: the four bias vectors (4·d) are missing" in texts
+
+
+def test_flop_message_numbers(pytester):
+    # n=128, d=512: projections 4 · 2·128·512² = 268,435,456; attention 2 · 2·128²·512 = 33,554,432;
+    # total 301,989,888 FLOPs, i.e. 150,994,944 multiply-adds
+    _, reports = run_code_tests(pytester, BROKEN / "flops_multiply_adds.py")
+    texts = [r.longreprtext for r in reports if r.failed]
+    assert ("flop_count(128, 512, 8) = 150994944, expected 301989888: exactly half: you counted multiply-adds; "
+            "one multiply-add is 2 FLOPs") in texts
+
+
+def test_reference_solution_passes_everything(pytester):
+    result, reports = run_code_tests(pytester, CODE / "solution.py")
+    assert len(reports) == N_TESTS and all(r.passed for r in reports)
+    assert result.ret == 0
+
+
+def test_template_fails_everything_saying_what_is_not_written(pytester):
+    _, reports = run_code_tests(pytester, CODE / "template.py")
+    assert len(reports) == N_TESTS and not any(r.passed for r in reports)
+    assert all("is not written yet (it raises NotImplementedError)" in r.longreprtext for r in reports)
