@@ -103,7 +103,11 @@ def _prepare(work: Path, tests: Path, source: bytes) -> None:
     by the sandbox's unprivileged uid, none writable by it."""
     (work / "tests").mkdir()
     (work / "submission").mkdir()
-    files = [tests] if tests.is_file() else sorted(p for p in tests.glob("*.py") if p.name not in LEFT_OUT)
+    if tests.is_file():  # that test file, with the helper modules of its folder
+        helpers = [p for p in tests.parent.glob("*.py") if p.name not in LEFT_OUT and not p.name.startswith("test_")]
+        files = sorted({tests, *helpers})
+    else:
+        files = sorted(p for p in tests.glob("*.py") if p.name not in LEFT_OUT)
     for f in files:
         shutil.copyfile(f, work / "tests" / f.name)
     (work / "submission" / "solution.py").write_bytes(source)

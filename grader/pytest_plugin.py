@@ -151,7 +151,10 @@ def load_solution(path: Path):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            _end_if_forked()
     except SyntaxError as e:
         raise SolutionError(f"{path}:{e.lineno}: SyntaxError: {e.msg}") from None
     except Exception as e:  # the learner's module failed while importing
@@ -198,11 +201,22 @@ def _message(report) -> str:
     return text[len("Failed: "):] if text.startswith("Failed: ") else text
 
 
-@pytest.hookimpl(trylast=True)
+_MAIN_PID = os.getpid()
+
+
+def _end_if_forked() -> None:
+    """A process forked by learner code that comes back into pytest ends here, silently: only
+    the process pytest started reports results."""
+    if _MAIN_PID is not None and os.getpid() != _MAIN_PID:
+        os._exit(70)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report):
     fd = getattr(pytest_runtest_logreport, "fd", None)
     if fd is None:
         return
+    _end_if_forked()
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         # under PIPE_BUF (4096 bytes) a write is atomic: lines of forked children cannot interleave
         _write(fd, {"nodeid": report.nodeid[:300], "outcome": report.outcome, "when": report.when,
@@ -218,6 +232,8 @@ def _write(fd, obj) -> None:
 
 
 def pytest_configure(config):
+    global _MAIN_PID
+    _MAIN_PID = os.getpid()
     pytest_runtest_logreport.fd = config.getoption("grader_report", None)
 
 
