@@ -207,20 +207,28 @@ _MAIN_PID = os.getpid()
 def _end_if_forked() -> None:
     """A process forked by learner code that comes back into pytest ends here, silently: only
     the process pytest started reports results."""
-    if _MAIN_PID is not None and os.getpid() != _MAIN_PID:
+    if os.getpid() != _MAIN_PID:
         os._exit(70)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_logreport(report):
-    fd = getattr(pytest_runtest_logreport, "fd", None)
-    if fd is None:
-        return
-    _end_if_forked()
-    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-        # under PIPE_BUF (4096 bytes) a write is atomic: lines of forked children cannot interleave
-        _write(fd, {"nodeid": report.nodeid[:300], "outcome": report.outcome, "when": report.when,
-                    "message": _message(report)[:1500]})
+class Reporter:
+    """With ``--grader-report FD``: one JSON line per test result on FD, after a first line
+    listing every test collected (so that tests a crash or a time-out kept from running are
+    reported as failed by :mod:`grader.code`, not forgotten)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def pytest_collection_finish(self, session):
+        _write(self.fd, {"collected": [item.nodeid for item in session.items]})
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report):
+        _end_if_forked()
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            # under PIPE_BUF (4096 bytes) a write is atomic: lines of forked children cannot interleave
+            _write(self.fd, {"nodeid": report.nodeid[:300], "outcome": report.outcome, "when": report.when,
+                             "message": _message(report)[:1500]})
 
 
 def _write(fd, obj) -> None:
@@ -234,12 +242,6 @@ def _write(fd, obj) -> None:
 def pytest_configure(config):
     global _MAIN_PID
     _MAIN_PID = os.getpid()
-    pytest_runtest_logreport.fd = config.getoption("grader_report", None)
-
-
-def pytest_collection_finish(session):
-    """With --grader-report: first, the list of every test collected (so that tests a crash or
-    a time-out kept from running are reported as failed, not forgotten)."""
-    fd = getattr(pytest_runtest_logreport, "fd", None)
+    fd = config.getoption("grader_report", None)
     if fd is not None:
-        _write(fd, {"collected": [item.nodeid for item in session.items]})
+        config.pluginmanager.register(Reporter(fd), "grader-report")

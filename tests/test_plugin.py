@@ -1,0 +1,138 @@
+"""The grader pytest plugin: bank YAML as items, --solution, the results pipe."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from grader.bank import load_bank
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BANK = textwrap.dedent("""\
+    subject: 17-08
+    problems:
+      - id: 17-08/good
+        prompt: Parameters for d_model = 512, h = 8, no biases?
+        kind: number
+        reference: 1048576
+        derive: {formula: params_nobias, at: {d: 512, h: 8}}
+      - id: 17-08/wrong
+        prompt: Parameters for d_model = 512, h = 8, no biases?
+        kind: number
+        reference: 1048577
+        derive: {formula: params_nobias, at: {d: 512, h: 8}}
+    """)
+
+
+def write_bank(pytester, text=BANK, where="exercises/17-08/bank.yaml"):
+    path = pytester.path / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_one_item_per_problem_and_a_wrong_reference_fails_at_its_line(pytester):
+    path = write_bank(pytester)
+    result = pytester.runpytest_inprocess("exercises", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    # the second problem's "- id:" is line 8 of the file (4·512² = 1,048,576, not 1,048,577)
+    assert f"{path.relative_to(pytester.path)}:8:" in out or f"{path}:8:" in out
+    result.stdout.fnmatch_lines(["*17-08/wrong: reference 1,048,577 is wrong*",
+                                 "*expected: 1,048,577*", "*found:*1,048,576*"])
+    assert "Traceback" not in out and "verify.py" not in out
+
+
+def test_reportinfo_gives_the_problem_s_line(pytester):
+    path = write_bank(pytester)
+    items, _ = pytester.inline_genitems("exercises", "-p", "no:cacheprovider")
+    assert [i.name for i in items] == ["17-08/good", "17-08/wrong"]
+    assert [i.reportinfo()[1] for i in items] == [2, 7]   # 0-based lines of the two "- id:"
+    assert all(Path(i.reportinfo()[0]) == path for i in items)
+
+
+def test_code_folders_and_yaml_outside_exercises_are_not_collected(pytester):
+    write_bank(pytester)
+    write_bank(pytester, "not: a bank\n", "exercises/17-08/code/settings.yaml")
+    write_bank(pytester, "not: a bank\n", "spec/17-08.yaml")
+    items, _ = pytester.inline_genitems("-p", "no:cacheprovider")
+    assert sorted(i.name for i in items) == ["17-08/good", "17-08/wrong"]
+
+
+def test_an_unreadable_bank_file_is_one_failure_with_its_position(pytester):
+    write_bank(pytester, "subject: 17-08\nproblems:\n  - id: 17-08/a\n    id: 17-08/b\n")
+    result = pytester.runpytest_inprocess("exercises", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*bank.yaml:4:5: duplicate key 'id' (first at line 3)*"])
+
+
+def test_the_bundled_bank_has_one_item_per_problem(pytester):
+    items, _ = pytester.inline_genitems(str(ROOT / "exercises"), "-p", "no:cacheprovider",
+                                        "--ignore", str(ROOT / "exercises" / "17-08" / "code"))
+    assert sorted(i.name for i in items) == sorted(p.id for p in load_bank(ROOT / "exercises").problems)
+
+
+CODE_TEST = textwrap.dedent("""\
+    def test_f(solution):
+        assert solution.f() == 1
+    """)
+
+
+@pytest.fixture
+def exercise(pytester):
+    code = pytester.path / "exercises" / "x" / "code"
+    code.mkdir(parents=True)
+    (code / "solution.py").write_text("def f():\n    return 1\n")
+    (code / "test_x_code.py").write_text(CODE_TEST)
+    return code
+
+
+def test_without_solution_the_bundled_reference_is_tested(pytester, exercise):
+    pytester.runpytest_inprocess(str(exercise), "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_solution_option_imports_the_learner_s_file_from_anywhere(pytester, exercise, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("learner") / "mine.py"
+    elsewhere.write_text("def f():\n    return 2\n")
+    r = pytester.runpytest_inprocess(str(exercise), "--solution", str(elsewhere), "-p", "no:cacheprovider")
+    r.assert_outcomes(failed=1)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("def f(:\n", ["*mine.py:1: SyntaxError: *"]),
+    ("x = 1\nraise ValueError('boom')\n", ["*mine.py:2: your solution could not be imported: ValueError: boom*"]),
+])
+def test_a_solution_that_cannot_be_imported_is_a_message(pytester, exercise, text, says):
+    mine = pytester.path / "mine.py"
+    mine.write_text(text)
+    r = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider")
+    r.assert_outcomes(errors=1)
+    r.stdout.fnmatch_lines(says)
+
+
+def test_grader_report_writes_json_lines_to_the_descriptor(pytester, exercise):
+    (exercise / "test_y_code.py").write_text("def test_g(solution):\n    assert solution.f() == 2, 'f() should be 2'\n")
+    read, write = os.pipe()
+    try:
+        pytester.runpytest_inprocess(str(exercise), "--grader-report", str(write), "-p", "no:cacheprovider")
+    finally:
+        os.close(write)
+    with os.fdopen(read) as f:
+        lines = [json.loads(x) for x in f.read().splitlines()]
+    collected = lines[0]["collected"]
+    assert [c.split("::")[-1] for c in collected] == ["test_f", "test_g"]
+    results = {x["nodeid"].split("::")[-1]: (x["outcome"], x["message"]) for x in lines[1:]}
+    assert results["test_f"] == ("passed", "")
+    assert results["test_g"][0] == "failed" and results["test_g"][1].startswith("AssertionError: f() should be 2")
+
+
+def test_importing_the_plugin_is_light():
+    code = "import grader.pytest_plugin, sys; print(sorted(m for m in ('torch', 'sympy', 'mha') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
