@@ -81,7 +81,7 @@ def grade_code(problem, solution_path, *, limits: sandbox.Limits = LIMITS) -> Co
         result = _run(work, limits)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return _score(result, points, limits)
+    return _score(result, points, limits, shown_as=Path(solution_path).name, inside=_inside(work))
 
 
 def _read_solution(path: Path) -> bytes:
@@ -116,15 +116,21 @@ def _prepare(work: Path, tests: Path, source: bytes) -> None:
         p.chmod(0o755 if p.is_dir() else 0o644)
 
 
+def _inside(work: Path) -> str:
+    """Where the work folder is seen by the sandboxed run."""
+    return "/grade" if sandbox.backend() == "bubblewrap" else str(work)
+
+
 def _run(work: Path, limits: sandbox.Limits) -> sandbox.SandboxResult:
-    inside = "/grade" if sandbox.backend() == "bubblewrap" else str(work)
+    inside = _inside(work)
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", f"{inside}/pytest.ini",
             "--rootdir", inside, f"{inside}/tests", "--solution", f"{inside}/submission/solution.py",
             "--grader-report", "{fd0}"]
     return sandbox.run(argv, limits=limits, binds=((str(work), "/grade"),), cwd=inside, report_fds=1)
 
 
-def _score(run: sandbox.SandboxResult, points: float, limits: sandbox.Limits) -> CodeResult:
+def _score(run: sandbox.SandboxResult, points: float, limits: sandbox.Limits, shown_as: str = "solution.py",
+           inside: str = "/grade") -> CodeResult:
     collected, outcomes = _parse(run.reports[0] if run.reports else b"")
     # pytest's exit code 1 means "some tests failed": the run itself went fine
     abnormal = run.timed_out or run.killed_by or run.limit or run.exit_code not in (0, 1)
@@ -143,6 +149,7 @@ def _score(run: sandbox.SandboxResult, points: float, limits: sandbox.Limits) ->
             tests.append(CodeTest(name, False, f"not run: {reason}"))
             continue
         passed, message = got
+        message = message.replace(f"{inside}/submission/solution.py", shown_as)  # the learner's own name
         limit = sandbox.explain_limit(message)
         if limit is not None and not passed:
             message = f"{message} — {sandbox.limit_message(limit, limits)}"
