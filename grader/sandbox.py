@@ -44,9 +44,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from grader.cgroup import PidsGroup, pids_parent
+
 NOBODY = 65534
 UID_BASE = 100_000      # bubblewrap: one unused uid per concurrent run (see _uid_slot)
 UID_SLOTS = 256
+EXIT_GRACE_S = 1.0      # how long children may hold the output open after the main process ends
 MiB = 1024 * 1024
 GiB = 1024 * MiB
 
@@ -139,12 +142,38 @@ def _fallback_uid_ok() -> bool:
 def _fallback_description() -> str:
     net = "no network" if _can_unshare_net() else "network NOT blocked"
     not_prevented = "reading world-readable host files (/etc/passwd included), a shared /tmp"
+    if not fallback_limits_processes():
+        not_prevented += ", any number of processes (root is exempt from RLIMIT_NPROC, and no pids cgroup)"
+    procs = ", processes capped by a pids cgroup" if os.geteuid() == 0 and pids_parent() else ""
     if _fallback_uid_ok():
-        return f"rlimits+nobody: runs as nobody, {net}; NOT prevented: {not_prevented}"
+        return f"rlimits+nobody: runs as nobody, {net}{procs}; NOT prevented: {not_prevented}"
     who = "root" if os.geteuid() == 0 else "the grader's own user"
-    return (f"rlimits only: runs as {who} (the interpreter is not reachable by nobody), {net}; NOT prevented: "
-            f"{not_prevented}, writing what {who} may write" + (", any number of processes (root is exempt "
-                                                                 "from RLIMIT_NPROC)" if who == "root" else ""))
+    return (f"rlimits only: runs as {who} (the interpreter is not reachable by nobody), {net}{procs}; "
+            f"NOT prevented: {not_prevented}, writing what {who} may write")
+
+
+def fallback_limits_processes() -> bool:
+    """Whether the fallback enforces ``Limits.processes``: an unprivileged uid is held to
+    ``RLIMIT_NPROC``; root only by a pids cgroup."""
+    return os.geteuid() != 0 or _fallback_uid_ok() or pids_parent() is not None
+
+
+def limits_processes(force_fallback: bool = False) -> bool:
+    """Whether a run here enforces ``Limits.processes`` (a fork bomb is stopped)."""
+    return (backend() == "bubblewrap" and not force_fallback) or fallback_limits_processes()
+
+
+def _tasks_of(uid: int) -> int:
+    """Processes and threads of ``uid`` now: what ``RLIMIT_NPROC`` counts for it."""
+    n = 0
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid:
+                n += int(fields["Threads"])
+        except (OSError, KeyError, ValueError):
+            pass
+    return n
 
 
 @lru_cache(maxsize=None)
@@ -201,13 +230,22 @@ def _run(argv, name, uid, limits, readable, binds, base_env, cwd, pipes, child_f
     if name == "bubblewrap":
         full = _bwrap_argv(argv, limits, tuple(str(p) for p in readable), tuple(binds), cwd=cwd, uid=uid)
         preexec = _preexec(limits)
-    else:
-        full = argv
-        preexec = _preexec(limits, drop_uid=_fallback_uid_ok(), unshare_net=True)
+        return _start(full, name, limits, base_env, None, preexec, pipes, child_fds)
+    if os.geteuid() == 0:  # root ignores RLIMIT_NPROC: a pids cgroup holds the count, where one can be made
+        with PidsGroup.make(limits.processes) or nullcontext() as group:
+            preexec = _preexec(limits, drop_uid=_fallback_uid_ok(), unshare_net=True,
+                               join=group.join if group else None)
+            return _start(argv, name, limits, base_env, cwd, preexec, pipes, child_fds)
+    # the grader's own uid: RLIMIT_NPROC counts all its processes, so allow the ones it has now
+    nproc = limits.processes + _tasks_of(os.getuid())
+    return _start(argv, name, limits, base_env, cwd, _preexec(limits, nproc=nproc), pipes, child_fds)
+
+
+def _start(full, name, limits, base_env, cwd, preexec, pipes, child_fds) -> SandboxResult:
     start = time.monotonic()
     try:
         proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=base_env, cwd=None if name == "bubblewrap" else cwd, start_new_session=True,
+                                env=base_env, cwd=cwd, start_new_session=True,
                                 preexec_fn=preexec, pass_fds=child_fds, close_fds=True)
     except OSError as e:
         for r, w in pipes:
@@ -241,6 +279,7 @@ def _collect(proc, report_readers, limits: Limits, start: float):
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ, i)
     truncated = timed_out = False
+    ended = None
     open_count = len(streams)
     while open_count:
         left = limits.wall_s - (time.monotonic() - start)
@@ -263,8 +302,13 @@ def _collect(proc, report_readers, limits: Limits, start: float):
                 bufs[i] += chunk[:room]
             if len(chunk) > room and i < 2:
                 truncated = True
-        if open_count and proc.poll() is not None and time.monotonic() - start > limits.wall_s:
-            break
+        if open_count and proc.poll() is not None:
+            # the main process has ended, a leftover child holds the pipes: a short grace, then
+            # the group goes (bubblewrap ends its PID namespace by itself)
+            ended = ended or time.monotonic()
+            if time.monotonic() - ended > EXIT_GRACE_S:
+                _kill_group(proc.pid)
+                break
     # a grandchild may hold the pipes open after the main process ended: end the group
     if proc.poll() is None and timed_out:
         try:
@@ -293,8 +337,9 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _preexec(limits: Limits, drop_uid=False, unshare_net=False):
-    """The child's setup between fork and exec: rlimits, (fallback) network and uid."""
+def _preexec(limits: Limits, drop_uid=False, unshare_net=False, join=None, nproc=None):
+    """The child's setup between fork and exec: rlimits, (fallback) network, pids cgroup and uid.
+    ``nproc``: the RLIMIT_NPROC to set, when not ``limits.processes``."""
 
     def setup():
         import resource
@@ -304,12 +349,15 @@ def _preexec(limits: Limits, drop_uid=False, unshare_net=False):
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if unshare_net and os.geteuid() == 0:
             _unshare_net()
+        if join is not None:
+            join()
         if drop_uid:
             os.setgroups([])
             os.setgid(NOBODY)
             os.setuid(NOBODY)
         # NPROC last: root (uid 0) is exempt from it, an unprivileged uid is not
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        n = limits.processes if nproc is None else nproc
+        resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
 
     return setup
 
@@ -365,7 +413,9 @@ def _uid_slot():
 def _bwrap_argv(argv, limits: Limits, readable: tuple, binds: tuple, cwd="/tmp", uid=NOBODY) -> list[str]:
     a = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
          "--die-with-parent", "--new-session", "--hostname", "sandbox",
-         "--ro-bind", "/usr", "/usr"]
+         "--ro-bind", "/usr", "/usr",
+         # the private /tmp first: binds below it (a virtualenv under /tmp) are made on top of it
+         "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     for link in ("bin", "lib", "lib64", "sbin", "lib32"):
         p = Path("/") / link
         if p.is_symlink():
@@ -381,9 +431,7 @@ def _bwrap_argv(argv, limits: Limits, readable: tuple, binds: tuple, cwd="/tmp",
                 made.add(str(parent))
         a += ["--ro-bind", host, dest]
         made.add(dest)
-    a += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(limits.tmp_bytes),
-          "--tmpfs", "/tmp",
-          "--chdir", cwd, "--",
+    a += ["--chdir", cwd, "--",
           "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
           "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--", *argv]
     return a

@@ -4,6 +4,7 @@ submissions go on.
 A tiny code exercise (two tests, no torch) keeps each sandboxed run short; one case runs the
 real 17-08 tests to show that a hog inside one function fails only that function's tests.
 """
+import os
 import textwrap
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from grader.sandbox import GiB, Limits
 
 BWRAP = sandbox.backend() == "bubblewrap"
 LIMITS = Limits(wall_s=15, cpu_s=10, memory_bytes=1 * GiB, processes=32)
+BIG = Path(f"/tmp/grader-big-{os.getpid()}")  # the 10 MB write's target, unique to this run
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
 
 HOSTILE = {
@@ -24,7 +26,7 @@ HOSTILE = {
                       "        pass\n", "time limit of 4 s exceeded", False),
     "fork bomb": ("import os\nwhile True:\n    os.fork()\n", "process limit of 32 exceeded", True),
     "memory hog": ("HOG = [bytearray(256 * 1024 ** 2) for _ in range(64)]\n", "memory limit of 1 GiB exceeded", False),
-    "10 MB write": ("with open('/tmp/big', 'wb') as f:\n    for _ in range(10):\n        f.write(b'x' * 1_000_000)\n",
+    "10 MB write": (f"with open('{BIG}', 'wb') as f:\n    for _ in range(10):\n        f.write(b'x' * 1_000_000)\n",
                     "file size limit of 1 MiB exceeded", False),
     "socket connect": ("import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=3)\n",
                        "network access is not allowed in the sandbox", True),
@@ -70,8 +72,10 @@ def test_hostile_submission_fails_with_a_clear_message_and_the_next_one_is_grade
                                              "FileNotFoundError")
     good = grade(tiny, tmp_path, "good", GOOD)
     assert all(t.passed for t in good.tests) and good.score == 2
-    if BWRAP and name == "10 MB write":
-        assert not Path("/tmp/big").exists()  # the sandbox's /tmp is its own
+    if name == "10 MB write":
+        wrote_on_host = BIG.exists()
+        BIG.unlink(missing_ok=True)  # the fallback shares the host's /tmp
+        assert wrote_on_host != BWRAP  # with bubblewrap, the sandbox's /tmp is its own
 
 
 def test_a_hog_in_one_function_fails_only_that_function_s_tests(tmp_path):

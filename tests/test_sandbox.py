@@ -87,12 +87,30 @@ def test_a_10_mb_write_is_stopped_at_the_file_size_limit():
     assert r.message == "file size limit of 1 MiB exceeded (a file written was too large)"
 
 
-def test_fork_bomb_hits_the_process_limit_and_the_next_run_is_fine():
-    r = py("import os\nwhile True:\n    os.fork()", Limits(wall_s=20, cpu_s=5, memory_bytes=GiB, processes=16))
+@pytest.mark.parametrize("force_fallback", [False, True], ids=["default", "fallback"])
+def test_fork_bomb_hits_the_process_limit_and_the_next_run_is_fine(force_fallback):
+    # never run a fork bomb where nothing holds it: it would fill the machine's process table
+    if not sandbox.limits_processes(force_fallback):
+        pytest.skip(f"no process limit can be enforced here: {sandbox._fallback_description()}")
+    bomb = "import os\nwhile True:\n    os.fork()"
+    r = py(bomb, Limits(wall_s=20, cpu_s=5, memory_bytes=GiB, processes=16), force_fallback=force_fallback)
     assert r.limit == "processes" and not r.timed_out
     assert r.message == "process limit of 16 exceeded (too many processes or threads)"
-    after = py("print(6 * 7)")
+    after = py("print(6 * 7)", force_fallback=force_fallback)
     assert after.ok and after.stdout == "42\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or sandbox.pids_parent() is None,
+                    reason="needs root and a writable pids cgroup")
+def test_fallback_as_root_holds_processes_in_a_pids_cgroup_and_removes_it():
+    before = set(sandbox.pids_parent().iterdir())
+    r = py("import os, time\nfor _ in range(8):\n    if os.fork() == 0:\n        time.sleep(60)\n"
+           "print(open('/proc/self/cgroup').read())",
+           Limits(wall_s=20, cpu_s=5, memory_bytes=GiB, processes=16), force_fallback=True)
+    assert r.ok, r.stderr
+    assert "grader-sandbox-" in r.stdout  # the run was inside its own group
+    assert "processes capped by a pids cgroup" in r.sandbox
+    assert set(sandbox.pids_parent().iterdir()) == before  # the sleepers were killed, the group removed
 
 
 @needs_bwrap
@@ -115,14 +133,24 @@ def test_etc_passwd_and_the_host_folders_are_not_there():
 @needs_bwrap
 def test_system_files_are_read_only_and_tmp_is_private():
     marker = f"grader-sandbox-test-{os.getpid()}"
-    code = (f"open('/tmp/{marker}', 'w').write('x'); import os; print(os.listdir('/tmp'))\n"
+    host_file = Path("/tmp", f"grader-host-only-{os.getpid()}")
+    host_file.write_text("host")
+    code = (f"open('/tmp/{marker}', 'w').write('x'); import os; print(sorted(os.listdir('/tmp')))\n"
             "for p in ('/usr/x', '" + sys.prefix + "/x'):\n"
             "    try: open(p, 'w')\n"
             "    except OSError as e: print(type(e).__name__)")
-    r = py(code)
+    try:
+        r = py(code)
+    finally:
+        host_file.unlink()
     assert r.ok, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == f"['{marker}']"
+    # /tmp is a fresh tmpfs: only what the code wrote, plus the read-only parents of bound
+    # folders that live under /tmp (a virtualenv made in /tmp, say)
+    bound_under_tmp = {Path(p).relative_to("/tmp").parts[0] for p in sandbox._python_roots()
+                       if Path("/tmp") in Path(p).parents}
+    assert lines[0] == str(sorted({marker} | bound_under_tmp))
+    assert host_file.name not in lines[0]
     assert lines[1:] and all(x in ("OSError", "PermissionError") for x in lines[1:]) and len(lines) == 3
     assert not Path("/tmp", marker).exists()
 
