@@ -5,10 +5,12 @@
   problem's reference answer with :func:`grader.bank.verify_reference`. A failure reads
   ``file:line: id: what is wrong`` with what was expected and what was found — not a
   traceback into the engine (the pattern of pytest's "Working with non-python tests").
-- ``--solution PATH``: the learner's solution file for the code exercises; their tests get it
-  through the ``solution`` fixture, imported from its path (so it can live anywhere). Without
-  the option, each code exercise's bundled reference ``solution.py``, so that the project's
-  own test run passes.
+- ``--solution PATH``: the learner's solution file for the code exercises. Learner code is
+  untrusted: each code exercise's tests run on it in the sandbox (:func:`grader.code.run_tests`,
+  once per test folder), and every collected test reports its outcome from there; the file is
+  never imported into this process. ``--unsandboxed`` imports it here instead, through the
+  ``solution`` fixture (for your own code, to debug it). Without ``--solution``, each code
+  exercise's bundled reference ``solution.py``, so that the project's own test run passes.
 - ``--grader-report FD`` (used by :func:`grader.code.grade_code` inside the sandbox): one JSON
   line per test (nodeid, outcome, message) written to that file descriptor.
 
@@ -32,8 +34,13 @@ SKIP_DIRS = {"code", "__pycache__"}
 def pytest_addoption(parser):
     group = parser.getgroup("grader", "grader: exercise bank and code exercises")
     group.addoption("--solution", metavar="PATH", default=None,
-                    help="the solution file graded by the code exercises' tests "
+                    help="the solution file graded by the code exercises' tests, run in the sandbox "
                          "(default: each exercise's bundled reference solution.py)")
+    group.addoption("--unsandboxed", action="store_true", default=False,
+                    help="import the --solution file into this pytest process instead of running its tests "
+                         "in the sandbox (only for code you trust: your own)")
+    group.addoption("--solution-timeout", metavar="SECONDS", default=None, type=float,
+                    help="wall-clock limit of one sandboxed run of a code exercise's tests (default: grader's, 90)")
     group.addoption("--grader-report", metavar="FD", default=None, type=int,
                     help="write one JSON line per test result to this file descriptor (used by grader.code)")
 
@@ -170,9 +177,67 @@ class SolutionError(Exception):
     """The solution file cannot be imported."""
 
 
+def _sandboxed(config) -> bool:
+    """Whether the learner's ``--solution`` runs in the sandbox (not in this process)."""
+    return bool(config.getoption("solution", None)) and not config.getoption("unsandboxed", False)
+
+
+_SANDBOX_RUNS = pytest.StashKey[dict]()
+
+
+def _sandbox_outcomes(config, folder: Path) -> dict:
+    """{short test name: (passed, message)} for a test folder, from one sandboxed run of it on
+    ``--solution`` (made on first use); ``None`` under key ``"*"``: why no test ran."""
+    runs = config.stash.setdefault(_SANDBOX_RUNS, {})
+    if folder not in runs:
+        from dataclasses import replace
+
+        from grader.code import LIMITS, run_tests
+        from grader.errors import GraderError
+        solution_path = Path(config.getoption("solution"))
+        timeout = config.getoption("solution_timeout")
+        limits = LIMITS if timeout is None else replace(LIMITS, wall_s=timeout)
+        try:
+            result = run_tests(folder, solution_path, limits=limits)
+        except GraderError as e:
+            runs[folder] = {"*": str(e)}
+        else:
+            runs[folder] = {t.name: (t.passed, t.message) for t in result.tests}
+            if [t.name for t in result.tests] == ["tests"]:  # the run never got to the tests
+                runs[folder]["*"] = result.tests[0].message
+    return runs[folder]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """With a sandboxed ``--solution``, a code test's outcome is the one its sandboxed run reported."""
+    if "solution" not in getattr(pyfuncitem, "fixturenames", ()) or not _sandboxed(pyfuncitem.config):
+        return None
+    from grader.code import short_name
+    outcomes = _sandbox_outcomes(pyfuncitem.config, Path(pyfuncitem.path).parent)
+    got = outcomes.get(short_name(pyfuncitem.nodeid))
+    if got is None:
+        pytest.fail(outcomes.get("*") or "not run: the sandboxed run did not report this test", pytrace=False)
+    passed, message = got
+    if not passed:
+        pytest.fail(message, pytrace=False)
+    return True
+
+
+def pytest_report_header(config):
+    if _sandboxed(config):
+        from grader import sandbox
+        return f"grader: the tests of {config.getoption('solution')} run in the sandbox: {sandbox.backend()}"
+    return None
+
+
 @pytest.fixture(scope="module")
 def solution(request):
-    """The solution module under test: ``--solution PATH``, else the bundled reference."""
+    """The solution module under test: ``--solution PATH``, else the bundled reference. With a
+    sandboxed ``--solution`` the learner's file is not imported here: the test's outcome comes
+    from its sandboxed run (:func:`pytest_pyfunc_call`)."""
+    if _sandboxed(request.config):
+        return None
     given = request.config.getoption("solution")
     path = Path(given) if given else _reference_solution(Path(request.path))
     if path is None:

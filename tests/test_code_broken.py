@@ -2,7 +2,8 @@
 
 Each broken solution in tests/broken_solutions/ is the reference with one mistake. pytest runs
 exercises/17-08/code with ``--solution`` on it (in-process, through the grader plugin), and
-this checks which tests fail, which pass, and what every failure says.
+this checks which tests fail, which pass, and what every failure says. They run with
+``--unsandboxed`` (the broken solutions are ours); one test runs the default, sandboxed path.
 """
 from pathlib import Path
 
@@ -66,7 +67,8 @@ MISTAKES = {
 
 
 def run_code_tests(pytester, solution: Path):
-    result = pytester.runpytest_inprocess(str(CODE), "--solution", str(solution), "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess(str(CODE), "--solution", str(solution), "-p", "no:cacheprovider",
+                                          "--unsandboxed")
     reports = [r for r in result.reprec.getreports("pytest_runtest_logreport")
                if r.when == "call" or (r.when == "setup" and r.failed)]
     return result, reports
@@ -112,6 +114,17 @@ def test_flop_message_numbers(pytester):
     texts = [r.longreprtext for r in reports if r.failed]
     assert ("flop_count(128, 512, 8) = 150994944, expected 301989888: exactly half: you counted multiply-adds; "
             "one multiply-add is 2 FLOPs") in texts
+
+
+def test_sandboxed_by_default_with_the_same_teaching_message(pytester):
+    # what a course assistant runs: the learner's file is graded in the sandbox, not imported here
+    result = pytester.runpytest_inprocess(str(CODE), "--solution", str(BROKEN / "params_without_biases.py"),
+                                          "-p", "no:cacheprovider")
+    failed = [r for r in result.reprec.getreports("pytest_runtest_logreport") if r.when == "call" and r.failed]
+    assert {function(r) for r in failed} == {"test_parameter_count", "test_hidden_parameter_count"}
+    assert any("parameter_count(512, 8) = 1048576, expected 1050624: the four bias vectors (4·d) are missing"
+               in r.longreprtext for r in failed)
+    assert not any(m.startswith("solution_") for m in __import__("sys").modules)
 
 
 def test_reference_solution_passes_everything(pytester):

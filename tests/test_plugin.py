@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import sandbox
 from grader.bank import load_bank
 
 pytest_plugins = ["pytester"]
@@ -97,11 +98,37 @@ def test_without_solution_the_bundled_reference_is_tested(pytester, exercise):
     pytester.runpytest_inprocess(str(exercise), "-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
-def test_solution_option_imports_the_learner_s_file_from_anywhere(pytester, exercise, tmp_path_factory):
+@pytest.mark.parametrize("mode", [[], ["--unsandboxed"]], ids=["sandboxed", "unsandboxed"])
+def test_solution_option_grades_the_learner_s_file_from_anywhere(pytester, exercise, tmp_path_factory, mode):
     elsewhere = tmp_path_factory.mktemp("learner") / "mine.py"
     elsewhere.write_text("def f():\n    return 2\n")
-    r = pytester.runpytest_inprocess(str(exercise), "--solution", str(elsewhere), "-p", "no:cacheprovider")
+    r = pytester.runpytest_inprocess(str(exercise), "--solution", str(elsewhere), "-p", "no:cacheprovider", *mode)
     r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*assert 2 == 1*"])
+
+
+def test_a_sandboxed_solution_is_never_imported_into_pytest(pytester, exercise):
+    (exercise / "test_y_code.py").write_text("def test_g(solution):\n    assert solution.f() == 1\n")
+    mine = pytester.path / "mine.py"
+    marker = pytester.path / "imported-here"
+    mine.write_text(f"open({str(marker)!r}, 'w').write('x')\ndef f():\n    return 1\n")
+    r = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider")
+    r.stdout.fnmatch_lines([f"grader: the tests of {mine} run in the sandbox: {sandbox.backend()}"])
+    if sandbox.backend() == "bubblewrap":  # the host folder is not in the sandbox: the write fails
+        r.assert_outcomes(failed=2)
+        r.stdout.fnmatch_lines(["*mine.py:1: your solution could not be imported: FileNotFoundError*"])
+    else:  # the fallback shares the host's files: the module was imported, but in the sandbox's process
+        r.assert_outcomes(passed=2)
+    assert not any(m.startswith("solution_") for m in sys.modules), "the learner's module was imported here"
+
+
+def test_a_sandboxed_solution_that_loops_fails_its_tests_with_the_time_limit(pytester, exercise):
+    mine = pytester.path / "mine.py"
+    mine.write_text("def f():\n    while True:\n        pass\n")
+    r = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider",
+                                     "--solution-timeout", "3")
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*not run: time limit of 3 s exceeded (wall clock)*"])
 
 
 @pytest.mark.parametrize("text, says", [
@@ -111,9 +138,13 @@ def test_solution_option_imports_the_learner_s_file_from_anywhere(pytester, exer
 def test_a_solution_that_cannot_be_imported_is_a_message(pytester, exercise, text, says):
     mine = pytester.path / "mine.py"
     mine.write_text(text)
-    r = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider")
+    r = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider",
+                                     "--unsandboxed")
     r.assert_outcomes(errors=1)
     r.stdout.fnmatch_lines(says)
+    sandboxed = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider")
+    sandboxed.assert_outcomes(failed=1)  # the same words, from the sandboxed run
+    sandboxed.stdout.fnmatch_lines(says)
 
 
 def test_grader_report_writes_json_lines_to_the_descriptor(pytester, exercise):
