@@ -26,6 +26,30 @@ def wheel(tmp_path_factory):
     return zipfile.ZipFile(whl)
 
 
+def test_installed_wheel_works_outside_the_repository(wheel, tmp_path):
+    # the wheel alone in a folder of its own (its dependencies from this environment), run from
+    # a folder that is not the repository: the bundled spec and bank must come from the wheel
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--target",
+                    str(site), wheel.filename], check=True, capture_output=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site), "HOME": str(tmp_path)}
+
+    def grader(*args):
+        code = "import sys, grader.cli; print(grader.__file__, file=sys.stderr); grader.cli.main(sys.argv[1:])"
+        return subprocess.run([sys.executable, "-c", code, *args], cwd=elsewhere, env=env,
+                              capture_output=True, text=True)
+
+    r = grader("check-spec", "--only", "s-ex1-dk", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[0].startswith(str(site))  # the wheel's grader, not the repository's
+    assert '"id": "s-ex1-dk"' in r.stdout and '"verdict": "holds"' in r.stdout
+    r = grader("exercises", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert '"17-08/example-2.params"' in r.stdout
+
+
 def test_wheel_holds_both_packages_and_bundled_data(wheel):
     names = set(wheel.namelist())
     assert "grader/__init__.py" in names and "mha/__init__.py" in names
