@@ -74,6 +74,9 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+        if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+            raise ValueError(f"dtype must be a floating-point torch.dtype (torch.float32, torch.bfloat16, ...), "
+                             f"got {dtype!r}")
         self.d_model, self.num_heads = d_model, num_heads
         self.d_k = self.d_v = d_model // num_heads
         self.kdim, self.vdim = kdim, vdim
@@ -162,8 +165,8 @@ class MultiHeadAttention(nn.Module):
 
     def head_weights(self, i):
         """(W_i^Q, W_i^K, W_i^V) of head i in the text's orientation: (d_model, d_k), (kdim, d_k), (vdim, d_v)."""
-        if not 0 <= i < self.num_heads:
-            raise ValueError(f"head index i must be in [0, {self.num_heads}), got {i!r}")
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.num_heads:
+            raise ValueError(f"head index i must be an integer in [0, {self.num_heads}), got {i!r}")
         if self.layout == "per_head":
             return self.W_i_Q[i], self.W_i_K[i], self.W_i_V[i]
         cols = slice(i * self.d_k, (i + 1) * self.d_k)
@@ -286,13 +289,16 @@ class MultiHeadAttention(nn.Module):
         else:
             # reference path: the equations of 17-08, written out
             with _stage("qk"):
-                att = (Qh @ Kh.transpose(-2, -1)) * (1.0 / math.sqrt(hs))  # S_i: (B, nh, T, S)
+                att = (Qh @ Kh.transpose(-2, -1)).mul_(1.0 / math.sqrt(hs))  # S_i: (B, nh, T, S)
                 if record is not None:
                     record["S_i"] = att
                 if mask is not None:
-                    att = att + mask  # (B|1, nh|1, T|1, S) broadcast
+                    att = att + mask if record is not None else att.add_(mask)
             with _stage("softmax"):
-                att = F.softmax(att, dim=-1)  # A_i: (B, nh, T, S)
+                if record is None and not (torch.is_grad_enabled() and att.requires_grad):
+                    att = torch.ops.aten._softmax.out(att, -1, False, out=att)  # in place, as torch's fast path
+                else:
+                    att = F.softmax(att, dim=-1)  # A_i: (B, nh, T, S)
             if record is not None:
                 record["A_i"] = att
             if p > 0.0:
@@ -366,11 +372,18 @@ class MultiHeadAttention(nn.Module):
         unbatched = query.dim() == 2
         dims = (("query", query, self.d_model, "d_model"), ("key", key, self.kdim, "kdim"),
                 ("value", value, self.vdim, "vdim"))
+        w = self.out_proj.weight
         for name, t, dim, dname in dims:
             expected = f"(n, {dname}={dim})" if unbatched else layout.format(f"{dname}={dim}")
+            like = "" if name == "query" else f" like query {tuple(query.shape)}"
             if t.dim() != query.dim() or t.size(-1) != dim:
-                raise ValueError(f"{name} must have shape {expected} like query {tuple(query.shape)}, "
-                                 f"got {tuple(t.shape)}")
+                raise ValueError(f"{name} must have shape {expected}{like}, got {tuple(t.shape)}")
+            if t.dtype != w.dtype:
+                raise ValueError(f"{name} must have the module's dtype {w.dtype}, got {t.dtype} "
+                                 f"(convert one of them: {name}.to({w.dtype}) or m.to({t.dtype}))")
+            if t.device != w.device:
+                raise ValueError(f"{name} must be on the module's device {w.device}, got {t.device} "
+                                 f"(move one of them: {name}.to('{w.device}') or m.to('{t.device}'))")
         if key.shape[:-1] != value.shape[:-1]:
             raise ValueError(f"key and value must have the same leading dimensions (batch and n_k), "
                              f"got key {tuple(key.shape)} and value {tuple(value.shape)}")
@@ -386,6 +399,11 @@ class MultiHeadAttention(nn.Module):
     def _merged_mask(self, key_padding_mask, attn_mask, is_causal, B, T, S, unbatched, dtype, device, explicit):
         """One additive mask broadcastable to (B, nh, T, S), or None; and the is_causal flag for SDPA."""
         nh = self.num_heads
+        for name, m in (("attn_mask", attn_mask), ("key_padding_mask", key_padding_mask)):
+            if m is not None and not isinstance(m, torch.Tensor):
+                raise ValueError(f"{name} must be a bool or floating-point torch.Tensor or None, got {type(m).__name__}")
+        if not isinstance(is_causal, bool):
+            raise ValueError(f"is_causal must be True or False, got {is_causal!r}")
         if is_causal and attn_mask is None and key_padding_mask is None and not explicit:
             return None, True  # SDPA builds the causal mask itself
         if is_causal and attn_mask is None:

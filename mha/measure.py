@@ -18,6 +18,8 @@ dropped. Dropout is not counted.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -71,18 +73,36 @@ def count_parameters(m) -> int:
 
 def attention_matrices(m, query, key, dtype=None) -> AttentionMatrices:
     """How many attention-weight matrices a forward call makes, their shape and their bytes
-    (at `dtype`, default the module's weights' dtype). Shapes are checked as forward checks them."""
+    (at `dtype`, default the module's weights' dtype): read off the weights A_i that the
+    forward computes, run on a "meta" twin of `m` (same configuration, no memory), so any
+    size can be measured. Inputs are checked as forward checks them."""
     import torch
 
-    value = key.new_empty(key.shape[:-1] + (m.vdim,))
-    q, k, _, _ = m._batch_first_inputs(query, key, value)
-    B, L, S = q.size(0), q.size(1), k.size(1)
+    from mha.attention import MultiHeadAttention
+    from mha.tracing import trace
+
+    _check_module(m)
     dtype = m.out_proj.weight.dtype if dtype is None else dtype
     if not isinstance(dtype, torch.dtype):
         raise ValueError(f"dtype must be a torch.dtype, got {dtype!r}")
+    w = m.out_proj.weight
+    value = key.new_empty(key.shape[:-1] + (m.vdim,))
+    m._batch_first_inputs(query, key, value)  # the caller's inputs, checked against m itself
+    twin = MultiHeadAttention(m.d_model, m.num_heads, kdim=m.kdim, vdim=m.vdim, bias=m.bias, layout=m.layout,
+                              batch_first=m.batch_first, device="meta", dtype=w.dtype)
+    meta = [t.to("meta") for t in (query, key, value)]
+    A = trace(twin, *meta)["A_i"]  # (…, h, n_q, n_k): one matrix per (batch item, head)
+    shape = tuple(A.shape[-2:])
+    count = math.prod(A.shape[:-2])
     itemsize = torch.empty((), dtype=dtype, device="meta").element_size()
-    count = B * m.num_heads
-    return AttentionMatrices(count, (L, S), count * L * S, count * L * S * itemsize)
+    return AttentionMatrices(count, shape, A.numel(), A.numel() * itemsize)
+
+
+def _check_module(m) -> None:
+    from mha.attention import MultiHeadAttention
+    if not isinstance(m, MultiHeadAttention):
+        raise ValueError(f"m must be an mha.MultiHeadAttention (for a torch.nn.MultiheadAttention, measure "
+                         f"MultiHeadAttention.from_torch(m)), got {type(m).__name__}")
 
 
 def measure_flops(m, query, key, value, **kw) -> FlopReport:
@@ -93,6 +113,9 @@ def measure_flops(m, query, key, value, **kw) -> FlopReport:
     """
     import torch
 
+    if isinstance(m, torch.nn.MultiheadAttention):  # other modules are counted (or refused) stage by stage
+        raise ValueError("m is a torch.nn.MultiheadAttention, whose fast path hides its stages: measure "
+                         "mha.MultiHeadAttention.from_torch(m), the same function")
     counter = _counter_class()()
     with torch.no_grad(), counter.function_mode(), counter:
         m(query, key, value, **kw)
@@ -151,7 +174,7 @@ def _counter_class():
         "_scaled_dot_product_attention_math", "_scaled_dot_product_fused_attention_overrideable",
     ) if hasattr(aten, n)}
     softmaxes = {aten._softmax, aten._safe_softmax} if hasattr(aten, "_safe_softmax") else {aten._softmax}
-    elementwise = {aten.mul: "scaling", aten.div: "scaling", aten.add: "add"}
+    elementwise = {aten.mul: "scaling", aten.mul_: "scaling", aten.div: "scaling", aten.add: "add", aten.add_: "add"}
     suspicious = ("mm", "matmul", "attention", "conv", "linear", "einsum")
 
     class _Function(TorchFunctionMode):

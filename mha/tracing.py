@@ -69,6 +69,10 @@ def trace(m, query, key, value, **mask_kwargs):
     including "meta" (shapes without memory). Nothing is kept for gradients' sake: the trace
     tensors are the ones computed, so they may require grad.
     """
+    from mha.attention import MultiHeadAttention
+    if not isinstance(m, MultiHeadAttention):
+        raise ValueError(f"m must be an mha.MultiHeadAttention (for a torch.nn.MultiheadAttention, trace "
+                         f"MultiHeadAttention.from_torch(m)), got {type(m).__name__}")
     allowed = {"key_padding_mask", "attn_mask", "is_causal"}
     unknown = set(mask_kwargs) - allowed
     if unknown:

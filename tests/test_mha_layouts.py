@@ -187,3 +187,70 @@ def test_importing_mha_does_not_import_torch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "MultiHeadAttention" in r.stdout
+
+
+def test_query_message_does_not_compare_the_query_with_itself(m):
+    with pytest.raises(ValueError) as e:
+        m(torch.randn(2, 5, 7), torch.randn(2, 5, 3), torch.randn(2, 5, 8))
+    assert "like query" not in str(e.value)
+
+
+@pytest.mark.parametrize("which", ["query", "key", "value"])
+def test_an_input_of_another_dtype_is_named(which):
+    m = mha.MultiHeadAttention(8, 2)
+    xs = {n: torch.randn(2, 5, 8) for n in ("query", "key", "value")}
+    xs[which] = xs[which].double()
+    with pytest.raises(ValueError, match=rf"{which} must have the module's dtype torch.float32, got torch.float64"):
+        m(xs["query"], xs["key"], xs["value"])
+
+
+def test_an_input_on_another_device_is_named():
+    m = mha.MultiHeadAttention(8, 2)
+    x = torch.randn(2, 5, 8)
+    with pytest.raises(ValueError, match=r"key must be on the module's device cpu, got meta"):
+        m(x, x.to("meta"), x)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"attn_mask": [[True]]}, "attn_mask must be a bool or floating-point torch.Tensor or None, got list"),
+    ({"key_padding_mask": 0.5}, "key_padding_mask must be a bool or floating-point torch.Tensor or None, got float"),
+    ({"is_causal": "yes"}, "is_causal must be True or False, got 'yes'"),
+])
+def test_masks_of_the_wrong_type_are_named(kwargs, match):
+    x = torch.randn(2, 5, 8)
+    with pytest.raises(ValueError, match=match):
+        mha.MultiHeadAttention(8, 2)(x, x, x, **kwargs)
+
+
+@pytest.mark.parametrize("i", ["a", 1.0, True, 2, -1])
+def test_head_index_must_be_an_integer_in_range(i):
+    with pytest.raises(ValueError, match=r"head index i must be an integer in \[0, 2\)"):
+        mha.MultiHeadAttention(8, 2).head_weights(i)
+
+
+def test_an_integer_dtype_is_refused():
+    with pytest.raises(ValueError, match="dtype must be a floating-point torch.dtype"):
+        mha.MultiHeadAttention(8, 2, dtype=torch.int64)
+
+
+def test_trace_and_measure_refuse_a_torch_module_and_say_what_to_do():
+    ref = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    x = torch.randn(1, 3, 8)
+    for call in (lambda: mha.trace(ref, x, x, x), lambda: mha.measure_flops(ref, x, x, x),
+                 lambda: mha.attention_matrices(ref, x, x)):
+        with pytest.raises(ValueError, match=r"from_torch\(m\)"):
+            call()
+
+
+def test_attention_matrices_are_read_off_a_forward_at_any_size():
+    # LLaMA 3.1 405B sizes (d 16384, 128 heads) at n 8192, batch 2, without memory:
+    # 2·128 = 256 matrices of 8192 × 8192 = 67,108,864 entries, 17,179,869,184 entries in all,
+    # 34,359,738,368 bytes in bf16
+    m = mha.MultiHeadAttention(16384, 128, device="meta", dtype=torch.bfloat16)
+    x = torch.empty(2, 8192, 16384, device="meta", dtype=torch.bfloat16)
+    a = mha.attention_matrices(m, x, x)
+    assert (a.count, a.shape, a.elements, a.bytes) == (256, (8192, 8192), 17_179_869_184, 34_359_738_368)
+    # cross-attention, unbatched: one matrix per head, n_q × n_k; fp32 bytes on request
+    small = mha.MultiHeadAttention(8, 2)
+    a = mha.attention_matrices(small, torch.randn(3, 8), torch.randn(5, 8), dtype=torch.float32)
+    assert (a.count, a.shape, a.elements, a.bytes) == (2, (3, 5), 30, 120)

@@ -225,3 +225,22 @@ def test_cuda_matches_cpu():
     mc = m.cuda()
     out = mc(x.cuda(), x.cuda(), x.cuda(), need_weights=False)[0]
     close(out.cpu(), expected, atol=1e-4)
+
+
+def test_a_3d_mask_is_read_batch_major_as_torch_reads_it():
+    # (B·h, n_q, n_k) masks: entry b·h + i is batch item b, head i. A distinct mask per (batch,
+    # head) — reading it head-major would pair batch 0 head 1 with batch 1 head 0's mask
+    B, h, T, S, d = 2, 2, 3, 4, 8
+    torch.manual_seed(0)
+    ref = torch.nn.MultiheadAttention(d, h, batch_first=True).eval()
+    randomize(ref, 11)
+    ours = mha.MultiHeadAttention.from_torch(ref).eval()
+    q, k = torch.randn(B, T, d), torch.randn(B, S, d)
+    mask = torch.arange(B * h * T * S, dtype=torch.float32).view(B * h, T, S).remainder(7) * 0.9
+    for need_weights in (True, False):
+        for avg in (True, False):
+            (o1, w1), (o2, w2) = (m(q, k, k, attn_mask=mask, need_weights=need_weights, average_attn_weights=avg)
+                                  for m in (ours, ref))
+            close(o1, o2)
+            if need_weights:
+                close(w1, w2)
