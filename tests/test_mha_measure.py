@@ -70,11 +70,13 @@ def test_attention_matrices_405b(big, xb):
     assert mha.attention_matrices(big, batched, torch.empty(4, 30, D, device="meta")).count == 4 * 128
 
 
-def test_cross_attention_flops_by_hand():
-    # B 2, n_q 3, n_k 5, d 8, h 2, kdim 4, vdim 6 — multiply-adds per stage:
+@pytest.mark.parametrize("layout", ["fused", "per_head"])
+def test_cross_attention_flops_by_hand(layout):
+    # B 2, n_q 3, n_k 5, d 8, h 2, kdim 4, vdim 6 — multiply-adds per stage (per head: h matmuls
+    # of d_k = 4 columns each, the same total):
     # q: 2·3·8·8 = 384; k: 2·5·4·8 = 320; v: 2·5·6·8 = 480; out: 2·3·8·8 = 384
     # qk: B·h·n_q·n_k·d_k = 2·2·3·5·4 = 240; av: the same, 240
-    m = mha.MultiHeadAttention(8, 2, kdim=4, vdim=6)
+    m = mha.MultiHeadAttention(8, 2, kdim=4, vdim=6, layout=layout)
     q, k, v = torch.randn(2, 3, 8), torch.randn(2, 5, 4), torch.randn(2, 5, 6)
     macs = {"q_proj": 384, "k_proj": 320, "v_proj": 480, "qk": 240, "av": 240, "out_proj": 384}
     for need_weights in (True, False):
@@ -174,6 +176,9 @@ def test_trace_17_08_example_1_shapes():
 def test_trace_values_are_the_equations():
     torch.manual_seed(0)
     m = mha.MultiHeadAttention(8, 2).eval()
+    with torch.no_grad():  # torch initialises biases at 0: make them count
+        m.in_proj_bias.copy_(torch.randn(24))
+        m.out_proj.bias.copy_(torch.randn(8))
     x = torch.randn(2, 5, 8)
     t = mha.trace(m, x, x, x)
     W_Q0, _, _ = m.head_weights(0)  # (d_model, d_k)
