@@ -72,3 +72,33 @@ def test_unreadable_solution_is_an_input_error(tmp_path, content, says):
         grade_code(PROBLEM, path)
     assert says in e.value.message
     assert e.value.location.file == str(path)
+
+
+def test_grader_grade_grades_a_code_answer_of_the_bundled_bank_in_json_and_gradescope(tmp_path):
+    # the answers file names the learner's file; parameter_count cases with bias: visible
+    # (512, 8, True), (64, 1, True); hidden (768, 12, True), (96, 96, True) — 4 of 60 fail
+    import json
+    import shutil
+
+    from click.testing import CliRunner
+
+    from grader.cli import cli
+
+    shutil.copyfile(BROKEN / "params_without_biases.py", tmp_path / "alice.py")
+    answers = tmp_path / "alice.yaml"
+    answers.write_text("learner: alice\nanswers:\n  17-08/code-mha: alice.py\n")
+    r = CliRunner().invoke(cli, ["grade", str(answers), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    (result,) = json.loads(r.output)["submissions"][0]["results"]
+    assert result["id"] == "17-08/code-mha" and result["answer"] == "alice.py"
+    assert result["max_score"] == 10 and result["score"] == pytest.approx(10 * 56 / 60)
+    assert result["correct"] is False
+    assert result["feedback"].startswith("56/60 tests passed")
+    assert result["feedback"].count("the four bias vectors (4·d) are missing") == 4
+    assert f"[sandbox: {sandbox.backend()}]" in result["feedback"]
+
+    r = CliRunner().invoke(cli, ["grade", str(answers), "--format", "gradescope"])
+    assert r.exit_code == 0, r.output
+    (test,) = [t for t in json.loads(r.output)["tests"] if t["name"].startswith("17-08/code-mha")]
+    assert test["max_score"] == 10 and test["score"] == pytest.approx(10 * 56 / 60)
+    assert "the four bias vectors (4·d) are missing" in test["output"]
