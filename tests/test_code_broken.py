@@ -16,6 +16,14 @@ import mha.attention  # noqa: F401
 import mha.measure  # noqa: F401
 import mha.tracing  # noqa: F401
 
+# ... and the checks' FLOP counts run SDPA on the "meta" device, whose meta kernel imports
+# torch._dynamo (and torch.distributed with it) on first use: measure once here, both paths, so
+# that no in-process run is the first to import them
+for _need_weights in (False, True):
+    _x = torch.empty(1, 2, 8, device="meta")
+    mha.measure.measure_flops(mha.attention.MultiHeadAttention(8, 2, device="meta"), _x, _x, _x,
+                              need_weights=_need_weights)
+
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
