@@ -125,3 +125,44 @@ def test_code_folders_are_not_bank_files(tmp_path):
     (tmp_path / "code").mkdir()
     (tmp_path / "code" / "tests.yaml").write_text("not: a bank\n")
     assert [p.id for p in load_bank(tmp_path)] == ["x/a"]
+
+
+def test_unknown_keys_anywhere_in_a_problem_are_reported_with_the_known_ones(tmp_path):
+    p = write(tmp_path, """\
+        subject: 17-08
+        problems:
+          - id: 17-08/a
+            prompt: "parameters?"
+            kind: number
+            points: 4
+            refrence: 64
+            reference: 64
+            derive: {formula: d, at: {d: 64}, unit: x}
+            source: {document: 17-08, sektion: Examples}
+            feedback: {wrong: "no", corect: "yes"}
+            mistakes:
+              - {answer: 128, feedback: "close", credit: 0.5}
+              - {answer: 32, feedbak: "half"}
+            partial:
+              - {answer: 63, credits: 0.5}
+        """)
+    with pytest.raises(ErrorList) as info:
+        load_bank(p)
+    got = {str(e.location): e.message for e in info.value.errors}
+    assert got[f"{p}:7:5"].startswith("unknown key 'refrence' in a problem; did you mean 'reference'? (known keys: ")
+    assert "choices, derive, feedback" in got[f"{p}:7:5"]
+    assert got[f"{p}:9:39"] == "unknown key 'unit' in 'derive' (known keys: at, formula)"
+    assert got[f"{p}:10:31"].startswith("unknown key 'sektion' in 'source'; did you mean 'section'?")
+    assert got[f"{p}:11:29"].startswith("unknown key 'corect' in 'feedback'")
+    assert got[f"{p}:13:42"] == ("unknown key 'credit' in a mistake; partial credit is given under the problem's "
+                                 "'partial: [{answer, credit}]' (known keys: answer, at, feedback, formula)")
+    assert got[f"{p}:14:22"].startswith("unknown key 'feedbak' in a mistake; did you mean 'feedback'?")
+    assert got[f"{p}:16:22"] == ("unknown key 'credits' in a 'partial' entry; did you mean 'credit'? "
+                                 "(known keys: answer, credit)")
+
+
+def test_unknown_key_of_a_bank_file_suggests_the_close_one(tmp_path):
+    p = write(tmp_path, "subject: x\nproblem:\n  - {id: x/a, prompt: p, kind: free_text, reference: r}\n")
+    with pytest.raises(ErrorList) as info:
+        load_bank(p)
+    assert f"{p}:2:1: unknown key 'problem' in a bank file; did you mean 'problems'?" in str(info.value)

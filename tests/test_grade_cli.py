@@ -224,3 +224,56 @@ def test_exercises_lists_the_bank():
     r = CliRunner().invoke(cli, ["exercises"])
     assert r.exit_code == 0
     assert "17-08/crossover" in r.output and "relation" in r.output
+
+
+def bank_points():
+    from grader.bank import load_bank
+    return sum(p.points for p in load_bank())
+
+
+def test_free_text_is_pending_for_a_person_not_scored_json(tmp_path):
+    r, data = as_json(write(tmp_path / "alice.yaml", ALICE))
+    [sub] = data["submissions"]
+    free = by_id(sub)["17-08/practice-2"]                       # 2 points, free text
+    assert free["correct"] is None and free["status"] == "needs_person"
+    assert free["score"] == 0 and free["max_score"] == 0 and free["pending_points"] == 2
+    assert sub["score"] == 7
+    assert sub["max_score"] == bank_points() - 2 and sub["pending_points"] == 2
+    assert by_id(sub)["17-08/practice-1"]["pending_points"] == 0
+
+
+def test_free_text_in_gradescope_is_not_a_failed_test(tmp_path):
+    out = tmp_path / "results.json"
+    r = grade("--format", "gradescope", "--output", out, write(tmp_path / "alice.yaml", ALICE))
+    assert r.exit_code == 0, r.stderr
+    data = json.loads(out.read_text())
+    assert data["score"] == 7 and data["max_score"] == bank_points() - 2
+    [free] = [t for t in data["tests"] if t["name"].startswith("17-08/practice-2")]
+    assert free["status"] != "failed"
+    assert free["score"] == 0 and free["max_score"] == 0
+    assert "needs a person to grade it (2 points" in free["name"] + free["output"].lower()
+    assert "2 points wait for a person" in data["output"]
+    assert sum(t["max_score"] for t in data["tests"]) == 1 + 2 + 2 + 1 + 2 + 1   # the six scored answers
+
+
+def test_exercises_for_a_learner_shows_the_numbers_grade_uses(tmp_path):
+    import re
+    from grader.bank import load_bank
+    variants = [p.id for p in load_bank() if p.variant]
+    assert "17-08/variant.d_k" in variants
+    r = CliRunner().invoke(cli, ["exercises", "--format", "json", "--learner", "learner-7"])
+    assert r.exit_code == 0, r.output
+    rows = {row["id"]: row for row in json.loads(r.output)}
+    d_k = rows["17-08/variant.d_k"]
+    assert "{" not in d_k["prompt"]
+    d, h = map(int, re.search(r"d_model = (\d+), h = (\d+)", d_k["prompt"]).groups())
+    assert d_k["drawn"] == {"d": d, "h": h}
+    for pid in variants:
+        assert "{" not in rows[pid]["prompt"] and rows[pid]["drawn"]
+    assert rows["17-08/practice-1"]["drawn"] is None
+    # d_k = d / h, by hand from the numbers the learner was shown: graded right for that learner
+    r, data = as_json(write(tmp_path / "l7.yaml", f"learner: learner-7\nanswers: {{17-08/variant.d_k: {d // h}}}\n"))
+    res = data["submissions"][0]["results"][0]
+    assert res["correct"] is True and res["variant"] == f"variant d={d}, h={h}"
+    text = CliRunner().invoke(cli, ["exercises", "--learner", "learner-7"]).output
+    assert f"d_model = {d}, h = {h}" in text and "your variant" in text

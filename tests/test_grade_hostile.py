@@ -47,7 +47,7 @@ def test_nothing_executed(graded):
 def test_unreadable_files_make_exit_2_but_the_rest_is_graded(graded):
     r, data, _ = graded
     assert r.exit_code == 2
-    assert set(subs(data)) == {"mallory", "json-mallory", "big"}
+    assert set(subs(data)) == {"mallory", "json-mallory", "big", "twice"}
 
 
 def test_every_hostile_answer_zero_with_a_message_and_the_good_one_scores(graded):
@@ -93,10 +93,17 @@ def test_yaml_bomb_and_duplicate_keys_reported_with_file_line(graded):
     _, data, _ = graded
     errors = {Path(e["location"].split(":")[0]).name: e for e in data["errors"]}
     assert "aliases" in errors["bomb.yaml"]["message"]
+    assert "the whole file is refused" in errors["bomb.yaml"]["message"]
     assert errors["bomb.yaml"]["location"].split(":")[1] == "3"          # the anchor reused, &a
-    assert "duplicate key '17-08/practice-1'" in errors["duplicate-keys.yaml"]["message"]
-    assert errors["duplicate-keys.yaml"]["location"].split(":")[1] == "5"
-    assert "duplicate key 'learner'" in errors["duplicate-learner.yaml"]["message"]
+    # an answer given twice: neither counts, reported at the second, the file is read
+    assert "duplicate-keys.yaml" not in errors
+    twice = subs(data)["twice"]["17-08/practice-1"]
+    assert twice["score"] == 0 and twice["correct"] is False and twice["status"] == "invalid"
+    assert twice["feedback"] == "invalid answer: answered more than once (first at line 4): neither answer counts"
+    assert twice["location"].split(":")[1:] == ["5", "3"]
+    # the learner twice: who is it? That submission is malformed
+    assert "duplicate key 'learner' (first at line 2)" in errors["duplicate-learner.yaml"]["message"]
+    assert errors["duplicate-learner.yaml"]["location"].split(":")[1] == "3"
 
 
 def test_an_answer_past_the_time_limit_is_too_complex_and_the_batch_goes_on(tmp_path, monkeypatch):

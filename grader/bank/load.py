@@ -1,6 +1,7 @@
 """Read bank files into a :class:`~grader.bank.model.Bank`, reporting every error at once."""
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 
@@ -15,6 +16,15 @@ PROBLEM_KEYS = {
     "choices", "feedback", "mistakes", "derive", "measure", "variant", "note", "partial",
     "solution", "tests",
 }
+SOURCE_KEYS = {"document", "section"}
+FEEDBACK_KEYS = {"wrong"}
+DERIVE_KEYS = {"formula", "at"}
+RELATION_DERIVE_KEYS = {"lhs", "op", "rhs", "at"}
+MEASURE_KEYS = {"quantity", "at", "axis"}
+VARIANT_KEYS = {"seed_from", "choose"}
+MISTAKE_KEYS = {"answer", "formula", "at", "feedback"}
+PARTIAL_KEYS = {"answer", "credit"}
+HINTS = {("a mistake", "credit"): "partial credit is given under the problem's 'partial: [{answer, credit}]'"}
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 RELATIONS = (">", "<", ">=", "<=")
 SKIP_DIRS = {"code", "__pycache__"}
@@ -73,10 +83,7 @@ def _problems_of(doc, file: Path, errors: list) -> list[Problem]:
     if not isinstance(doc, dict):
         errors.append(SpecError("expected a mapping with 'subject' and 'problems'", where))
         return []
-    for key in doc:
-        if key not in FILE_KEYS:
-            errors.append(SpecError(f"unknown key {key!r}; expected one of {', '.join(sorted(FILE_KEYS))}",
-                                    doc.key_loc(key)))
+    errors.extend(unknown_keys(doc, FILE_KEYS, "a bank file"))
     subject = str(doc.get("subject", ""))
     items = doc.get("problems")
     if not isinstance(items, list):
@@ -92,6 +99,37 @@ def _problems_of(doc, file: Path, errors: list) -> list[Problem]:
     return out
 
 
+def unknown_keys(mapping, known, what: str) -> list[SpecError]:
+    """An error for each key of ``mapping`` not in ``known``, at its file:line:column, with the
+    known keys and the closest one ("did you mean ...?")."""
+    out = []
+    if not isinstance(mapping, dict):
+        return out
+    for key in mapping:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.7)
+        hint = HINTS.get((what, key)) or (f"did you mean {close[0]!r}?" if close else "")
+        out.append(SpecError(f"unknown key {key!r} in {what}" + (f"; {hint}" if hint else "")
+                             + f" (known keys: {', '.join(sorted(known))})", mapping.key_loc(key)))
+    return out
+
+
+def _nested_keys(item, kind) -> list[SpecError]:
+    """Unknown keys in the problem's own mappings: source, feedback, derive, measure, variant,
+    each mistake and each partial-credit entry."""
+    errs = []
+    for key, known in (("source", SOURCE_KEYS), ("feedback", FEEDBACK_KEYS), ("measure", MEASURE_KEYS),
+                       ("variant", VARIANT_KEYS),
+                       ("derive", RELATION_DERIVE_KEYS if kind == "relation" else DERIVE_KEYS)):
+        errs += unknown_keys(item.get(key), known, f"'{key}'")
+    for key, known, what in (("mistakes", MISTAKE_KEYS, "a mistake"), ("partial", PARTIAL_KEYS, "a 'partial' entry")):
+        entries = item.get(key)
+        for entry in entries if isinstance(entries, list) else ():
+            errs += unknown_keys(entry, known, what)
+    return errs
+
+
 def _problem(item, loc: Location, subject: str, file: Path) -> Problem:
     errs: list[GraderError] = []
 
@@ -100,9 +138,8 @@ def _problem(item, loc: Location, subject: str, file: Path) -> Problem:
 
     if not isinstance(item, dict):
         raise ErrorList([SpecError("a problem must be a mapping (id, prompt, kind, points, reference, ...)", loc)])
-    for key in item:
-        if key not in PROBLEM_KEYS:
-            errs.append(SpecError(f"unknown key {key!r} in a problem", item.key_loc(key)))
+    errs += unknown_keys(item, PROBLEM_KEYS, "a problem")
+    errs += _nested_keys(item, item.get("kind"))
     pid = item.get("id")
     if not isinstance(pid, str) or not ID.match(pid):
         err("'id' must look like SUBJECT/NAME, e.g. 17-08/example-1.d_k", "id")

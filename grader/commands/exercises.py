@@ -12,11 +12,18 @@ import click
               help="Exercise bank: a YAML file or a folder of them (default: the bundled bank).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="A table (id, kind, points, prompt), or JSON: a list of {id, kind, points, prompt, source, variant}.")
+@click.option("--learner", default=None, metavar="ID",
+              help="Show each variant problem as this learner gets it: the prompt with the learner's own "
+                   "numbers, the same that `grader grade` uses for that learner id.")
 @click.option("--verify", is_flag=True,
               help="Also verify every reference against the spec and the real mha (imports torch), "
                    "and exit 1 if one is wrong.")
-def exercises(exercises, fmt, verify):
-    """List the problems of the exercise bank: id, kind, points and prompt."""
+def exercises(exercises, fmt, learner, verify):
+    """List the problems of the exercise bank: id, kind, points and prompt.
+
+    A variant problem draws its numbers per learner ("d_model = {d}, h = {h}"); with
+    --learner ID its prompt is shown with that learner's numbers.
+    """
     from grader.bank import load_bank, verify_reference
     from grader.errors import ErrorList, GraderError
 
@@ -27,21 +34,45 @@ def exercises(exercises, fmt, verify):
         for err in e.errors if isinstance(e, ErrorList) else [e]:
             click.echo(f"error: {err}", err=True)
         ctx.exit(2)
+    if learner is not None and not learner.strip():
+        raise click.BadParameter("a learner id is needed", param_hint="--learner")
     checks = {p.id: verify_reference(p, bank) for p in bank} if verify else {}
+    seen = {p.id: _as_seen(p, learner.strip(), bank) for p in bank if p.variant} if learner else {}
     if fmt == "json":
-        rows = [{"id": p.id, "kind": p.kind, "points": p.points, "prompt": p.prompt, "source": p.source,
-                 "variant": dict(p.variant.choose) if p.variant else None,
+        rows = [{"id": p.id, "kind": p.kind, "points": p.points, "prompt": seen[p.id][0] if p.id in seen else p.prompt,
+                 "source": p.source, "variant": dict(p.variant.choose) if p.variant else None,
+                 **({"learner": learner.strip(), "drawn": seen[p.id][1] if p.id in seen else None} if learner else {}),
                  **({"verified": checks[p.id].ok, "verification": checks[p.id].message} if verify else {})}
                 for p in bank]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
         from rich.console import Console
         from rich.table import Table
-        table = Table("id", "kind", "points", "prompt", *(["verified"] if verify else []),
-                      title=f"{len(bank)} problems", show_lines=False)
+        title = f"{len(bank)} problems" + (f", as learner {learner.strip()!r} gets them" if learner else "")
+        table = Table("id", "kind", "points", "prompt", *(["verified"] if verify else []), title=title,
+                      show_lines=False)
         for p in bank:
             extra = [("ok" if checks[p.id].ok else "WRONG: " + checks[p.id].message)] if verify else []
-            table.add_row(p.id, p.kind, f"{p.points:g}", p.prompt + (" (variant per learner)" if p.variant else ""),
-                          *extra)
+            if p.id in seen:
+                prompt, drawn = seen[p.id]
+                prompt += f" (your variant: {_name(drawn)})" if isinstance(drawn, dict) else f" ({drawn})"
+            else:
+                prompt = p.prompt + (" (variant per learner: see --learner)" if p.variant else "")
+            table.add_row(p.id, p.kind, f"{p.points:g}", prompt, *extra)
         Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160, soft_wrap=False).print(table)
     ctx.exit(1 if verify and not all(v.ok for v in checks.values()) else 0)
+
+
+def _as_seen(problem, learner: str, bank) -> tuple:
+    """(prompt with the learner's numbers, {name: value} drawn), as `grader grade` draws them;
+    a variant that cannot be derived gives the template and why."""
+    from grader.grade.variants import drawn_values, for_learner
+    try:
+        seen, _ = for_learner(problem, learner, bank.subject)
+        return seen.prompt, drawn_values(problem, learner, bank.subject)
+    except Exception as e:  # the bank's fault, shown, not raised: the other problems still list
+        return problem.prompt, f"the variant cannot be derived: {e}"
+
+
+def _name(drawn: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in drawn.items())

@@ -10,15 +10,15 @@ PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets n
 
 
 @click.command("grade")
-@click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=True, file_okay=True))
+@click.argument("answers", nargs=-1, required=True, type=click.Path(dir_okay=True, file_okay=True))
 @click.option("--exercises", type=click.Path(exists=True, dir_okay=True, file_okay=True), default=None,
               help="Exercise bank: a YAML file or a folder of them (default: the bundled bank).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "gradescope"]), default="text",
               show_default=True,
               help="Output: text; JSON (submissions with learner, score, max_score, results); JUnit XML; "
                    "Gradescope results.json (one submission).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the grades to FILE instead of standard output.")
+@click.option("--output", "-o", type=click.Path(), default=None,
+              help="Write the grades to FILE instead of standard output (checked before grading).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=min(4, os.cpu_count() or 1), show_default=True,
               help="Worker processes that check answers (each with memory and CPU limits).")
 @click.option("--timeout", type=click.FloatRange(0.1, 60.0), default=2.0, show_default=True,
@@ -36,7 +36,8 @@ def grade(answers, exercises, fmt, output, jobs, timeout):
     Every answer given is reported once. An unknown problem id scores 0 with its file:line;
     a malformed submission is reported with its location and the rest is still graded.
     Exit status: 0 when grading ran, whatever the scores; 2 for bad usage, an invalid bank,
-    or an answer file that cannot be read (the readable ones are still graded and written).
+    an --output that cannot be written, or an answer path that does not exist or cannot be
+    read (the readable ones are still graded and written).
     """
     from grader.bank import load_bank
     from grader.errors import GraderError
@@ -44,8 +45,13 @@ def grade(answers, exercises, fmt, output, jobs, timeout):
     from grader.grade.pool import Limits
     from grader.grade.run import grade as run_grade
     from grader.grade.submissions import load_submissions
+    from grader.output import cannot_write
 
     ctx = click.get_current_context()
+    why = cannot_write(output) if output else None
+    if why:
+        click.echo(f"error: --output {output}: {why}; nothing was graded", err=True)
+        ctx.exit(2)
     try:
         bank = load_bank(exercises)
         loaded = load_submissions(answers)

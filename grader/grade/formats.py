@@ -2,15 +2,22 @@
 
 json (fields other tools rely on)::
 
-    {"submissions": [{"learner", "file", "score", "max_score", "unanswered",
-                      "results": [{"id", "answer", "score", "max_score", "correct",
+    {"submissions": [{"learner", "file", "score", "max_score", "pending_points", "unanswered",
+                      "results": [{"id", "answer", "score", "max_score", "pending_points", "correct",
                                    "feedback", "status", "read_as", "variant", "location"}]}],
      "errors": [{"location", "message"}],
      "summary": {"submissions", "answers", "errors"}}
 
+An answer a person must grade (``correct`` null) is not scored: ``score`` 0, ``max_score`` 0 and
+its points in ``pending_points``; a submission's ``score`` and ``max_score`` leave those points
+out and its ``pending_points`` adds them up.
+
 gradescope: Gradescope's autograder ``results.json``: ``score`` and ``tests``, each with
 ``name``, ``score``, ``max_score``, ``status`` (passed/failed) and ``output``; one submission
-per file, as Gradescope runs one.
+per file, as Gradescope runs one. results.json has no "pending" status: an answer a person
+must grade is a test worth 0 of 0 points, status "passed" (nothing is wrong with it yet; a
+"failed" test would tell the learner the answer is wrong), named and explained as waiting
+for a person: "needs a person to grade it (N points, not in this score)".
 """
 from __future__ import annotations
 
@@ -18,11 +25,15 @@ import json
 import re
 from xml.etree import ElementTree as ET
 
+from .submissions import gc_paused
+
 FORMATS = ("text", "json", "junit", "gradescope")
 
 
 def _num(x):
-    return int(x) if float(x).is_integer() else x
+    """2.0 -> 2 (scores are finite)."""
+    i = int(x)
+    return i if i == x else x
 
 
 def to_dict(report) -> dict:
@@ -30,10 +41,11 @@ def to_dict(report) -> dict:
     for s in report.submissions:
         subs.append({
             "learner": s.learner, "file": s.file, "score": _num(s.score), "max_score": _num(s.max_score),
+            "pending_points": _num(s.pending_points),
             "results": [{
                 "id": r.id, "answer": r.answer, "score": _num(r.score), "max_score": _num(r.max_score),
-                "correct": r.correct, "feedback": r.feedback, "status": r.status, "read_as": r.read_as,
-                "variant": r.variant, "location": str(r.location) if r.location else None,
+                "pending_points": _num(r.pending_points), "correct": r.correct, "feedback": r.feedback,
+                "status": r.status, "read_as": r.read_as, "variant": r.variant, "location": str(r.location) if r.location else None,
             } for r in s.results],
             "unanswered": list(s.unanswered),
         })
@@ -44,7 +56,8 @@ def to_dict(report) -> dict:
 
 
 def as_json(report) -> str:
-    data = to_dict(report)
+    with gc_paused():               # a class is hundreds of thousands of small dicts, no cycles
+        data = to_dict(report)
     # indented for people; a big class compact (C encoder, several times faster)
     indent = 2 if data["summary"]["answers"] <= 2000 else None
     return json.dumps(data, indent=indent, ensure_ascii=False, default=str) + "\n"
@@ -61,16 +74,26 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text)
 
 
+def _points(r) -> str:
+    """'2/3', or '–/2' for an answer a person must grade."""
+    return f"–/{_num(r.pending_points)}" if r.pending_points else f"{_num(r.score)}/{_num(r.max_score)}"
+
+
+def _pending_note(r) -> str:
+    return f"needs a person to grade it ({_num(r.pending_points)} points, not in this score)"
+
+
 def as_text(report) -> str:
     lines = []
     for e in report.errors:
         lines.append(f"error: {e}")
     for s in report.submissions:
         lines.append(f"{s.learner} ({s.file}): {_num(s.score)}/{_num(s.max_score)}"
+                     + (f", {_num(s.pending_points)} points for a person to grade" if s.pending_points else "")
                      + (f", {len(s.unanswered)} unanswered" if s.unanswered else ""))
         for r in s.results:
             answer = printable(r.answer if isinstance(r.answer, str) else json.dumps(r.answer, default=str))
-            lines.append(f"  {MARK.get(r.status, ' ')} {r.id}  {_num(r.score)}/{_num(r.max_score)}  "
+            lines.append(f"  {MARK.get(r.status, ' ')} {r.id}  {_points(r)}  "
                          f"{answer!s}  — {r.feedback}" + (f" [read as {r.read_as}]" if r.read_as and r.read_as not in r.feedback else ""))
     n = sum(len(s.results) for s in report.submissions)
     lines.append(f"{len(report.submissions)} submissions, {n} answers graded"
@@ -97,7 +120,7 @@ def as_junit(report) -> str:
             case = ET.SubElement(suite, "testcase", classname=xml_safe(s.learner), name=xml_safe(r.id),
                                  file=xml_safe(r.location.file if r.location else s.file),
                                  line=str(r.location.line) if r.location and r.location.line else "")
-            ET.SubElement(case, "system-out").text = xml_safe(f"score {_num(r.score)}/{_num(r.max_score)}: {r.feedback}")
+            ET.SubElement(case, "system-out").text = xml_safe(f"score {_points(r)}: {r.feedback}")
             if r.correct is False:
                 ET.SubElement(case, "failure", message=xml_safe(r.feedback), type=r.status).text = xml_safe(f"answer: {r.answer}")
             elif r.correct is None:
@@ -117,14 +140,20 @@ def as_gradescope(report) -> str:
         from grader.errors import InputError
         raise InputError(f"gradescope's results.json holds one submission; got {len(report.submissions)}")
     s = report.submissions[0]
-    tests = [{
-        "name": r.id, "score": _num(r.score), "max_score": _num(r.max_score),
-        "status": "passed" if r.correct else "failed",
-        "output": f"Your answer: {r.answer}\n{r.feedback}",
-    } for r in s.results]
+    tests = []
+    for r in s.results:
+        test = {"name": r.id, "score": _num(r.score), "max_score": _num(r.max_score),
+                "status": "passed" if r.correct else "failed", "output": f"Your answer: {r.answer}\n{r.feedback}"}
+        if r.pending_points:
+            test.update(name=f"{r.id} (needs a person to grade it)", status="passed",
+                        output=f"Your answer: {r.answer}\n{r.feedback}\n{_pending_note(r).capitalize()}.")
+        tests.append(test)
     out = {"score": _num(s.score), "max_score": _num(s.max_score), "tests": tests}
-    if report.errors:
-        out["output"] = "\n".join(str(e) for e in report.errors)
+    notes = [str(e) for e in report.errors]
+    if s.pending_points:
+        notes.append(f"{_num(s.pending_points)} points wait for a person to grade them: not in this score.")
+    if notes:
+        out["output"] = "\n".join(notes)
     return json.dumps(out, indent=2, ensure_ascii=False, default=str) + "\n"
 
 

@@ -67,6 +67,14 @@ def for_learner(problem: Problem, learner: str, subject) -> tuple[Problem, str |
     return _variant(problem, options, index_for(problem.id, learner, len(options)))
 
 
+def drawn_values(problem: Problem, learner: str, subject) -> dict:
+    """The numbers this learner gets, {name: value} (empty: no variant)."""
+    if problem.variant is None:
+        return {}
+    options = draws(problem, subject)
+    return dict(options[index_for(problem.id, learner, len(options))][0])
+
+
 _SEEN: dict = {}
 
 
