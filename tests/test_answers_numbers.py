@@ -14,9 +14,11 @@ PARAMS = AnswerSpec("number", 1048576, tolerance=0, mistakes=(
     Mistake(1050624, "1,050,624 includes the 4·512 biases.", credit=0.5),
 ))
 # Example 3: 4 · 2 · n · d² = 8 · 2048 · 4096² = 8 · 2048 · 16,777,216 = 274,877,906,944; 3 s.f.
-PROJ = AnswerSpec("number", 274877906944, sig_figs=3, mistakes=(
+PROJ = AnswerSpec("number", 274877906944, sig_figs=3, measures="flops", mistakes=(
     Mistake(34359738368, "34.4B is n·d²: one projection in multiply-adds."),
 ))
+# The same number when nothing says what it counts: only neutral factor messages.
+UNKNOWN = AnswerSpec("number", 274877906944, sig_figs=3)
 
 
 def grade(spec, answer) -> Outcome:
@@ -94,26 +96,40 @@ def test_partial_credit_from_a_mistake():
     assert out.feedback == "1,050,624 includes the 4·512 biases. (partial credit: 50%)"
 
 
-@pytest.mark.parametrize("answer, start", [
+@pytest.mark.parametrize("spec, answer, start", [
     # 274,877,906,944 / 2 = 137,438,953,472 (multiply-adds)
-    ("137438953472", "Your answer is half the expected value: did you count multiply-adds instead of FLOPs"),
-    ("137.4B", "Your answer is half the expected value"),
+    (PROJ, "137438953472", "Your answer is half the expected value: did you count multiply-adds instead of FLOPs"),
+    (PROJ, "137.4B", "Your answer is half the expected value: did you count multiply-adds"),
     # × 2 = 549,755,813,888
-    ("549755813888", "Your answer is twice the expected value"),
-    # / 4 = 68,719,476,736 (one projection)
-    ("68719476736", "Your answer is a quarter of the expected value"),
-    # × 4 = 1,099,511,627,776
-    ("1099511627776", "Your answer is four times the expected value"),
+    (PROJ, "549755813888", "Your answer is twice the expected value"),
+    (UNKNOWN, "137438953472", "Your answer is half the expected value: is something counted once"),
+    (UNKNOWN, "549755813888", "Your answer is twice the expected value: is something counted twice?"),
+    # / 4 = 68,719,476,736; × 4 = 1,099,511,627,776
+    (UNKNOWN, "68719476736", "Your answer is a quarter of the expected value"),
+    (UNKNOWN, "1099511627776", "Your answer is four times the expected value"),
 ])
-def test_derived_factor_mistakes(answer, start):
-    out = grade(PROJ, answer)
+def test_derived_factor_mistakes(spec, answer, start):
+    out = grade(spec, answer)
     assert out.status == "wrong" and out.feedback.startswith(start), out
 
 
-def test_mega_against_mebi_in_a_plain_number():
-    # 1,048,576 = 2^20; 10^6 / 2^20 of it is exactly 1,000,000
-    out = grade(AnswerSpec("number", 1048576, sig_figs=7), "1000000")
-    assert out.feedback.startswith("Your answer is 10⁶/2²⁰ of the expected value: M (10⁶) and Mi (2²⁰)")
+def test_factor_messages_never_guess_what_an_unknown_number_counts():
+    for answer in ("137438953472", "549755813888", "68719476736", "1099511627776"):
+        feedback = grade(UNKNOWN, answer).feedback
+        assert "FLOP" not in feedback and "multiply-add" not in feedback and "bytes" not in feedback, feedback
+
+
+def test_a_quarter_of_flops_is_not_said_to_be_elements_or_bytes():
+    # FLOPs: a quarter has no meaning of its own (one projection comes from the spec's parts)
+    out = grade(PROJ, "68719476736")
+    assert out.feedback == "not the expected value"
+
+
+def test_mega_against_mebi_is_not_said_of_a_plain_number():
+    # 1,048,576 = 2^20; 10^6 / 2^20 of it is exactly 1,000,000: a plain number has no unit to confuse
+    for measures in (None, "params", "count", "bytes"):
+        out = grade(AnswerSpec("number", 1048576, sig_figs=7, measures=measures), "1000000")
+        assert "MiB" not in out.feedback and "Mi (2²⁰)" not in out.feedback, out
 
 
 def test_author_feedback_when_no_mistake_fits():
@@ -206,13 +222,13 @@ def test_any_integer_with_separators_or_full_scientific_notation_reads_back_to_i
         assert check_answer(AnswerSpec("number", n), text).status == "correct", text
 
 
-def test_kilo_against_kibi():
-    # 1024 = 2^10; 10^3/2^10 of it is 1000
-    out = grade(AnswerSpec("number", 1024), "1000")
+def test_kilo_against_kibi_only_for_a_quantity_in_those_units():
+    # 1024 = 2^10; 10^3/2^10 of it is 1000: a plain number has no kB or KiB to confuse
+    assert "Ki" not in grade(AnswerSpec("number", 1024), "1000").feedback
+    assert "Ki" not in grade(AnswerSpec("number", 1000), "1024").feedback
+    # 16,000 KiB = 16,384,000 bytes = 16,777,216 · 10³/2¹⁰: given in KiB, the k/Ki confusion fits
+    out = grade(AnswerSpec("quantity", 16777216, unit="byte"), "16000 KiB")
     assert out.feedback.startswith("Your answer is 10³/2¹⁰ of the expected value: k (10³) and Ki (2¹⁰) were confused")
-    # and the other way: 2^10/10^3 of 1000 is 1024
-    out = grade(AnswerSpec("number", 1000), "1024")
-    assert out.feedback.startswith("Your answer is 2¹⁰/10³ times the expected value")
 
 
 def test_plain_numbers_import_neither_sympy_nor_pint():

@@ -12,7 +12,9 @@ API (stable)::
                       choices=None,           # choice: {"A": "text", ...} or (("A", "text"), ...)
                       mistakes=(Mistake(value, message, credit=0.0), ...),
                       feedback=None,          # the author's text for a wrong answer
-                      table=None)             # expression/relation: a grader.expr.SymbolTable
+                      table=None,             # expression/relation: a grader.expr.SymbolTable
+                      measures=None,          # what it counts: flops, bytes, params, count, dim, shape
+                      derived=(Mistake(...), ...))  # mistakes derived from the spec (grader.answers.derive)
     outcome = check_answer(spec, raw)         # raw: str | int | float | list (as YAML gives it)
     outcome.status    # "correct" | "wrong" | "invalid" | "undecided" | "needs_person"
     outcome.correct   # True | False | None (a person decides: undecided, needs_person)
@@ -44,8 +46,14 @@ Forms read (see each stage's docstring):
 - choices (:mod:`.choices`): C, c, (C), C), or the option's text.
 - free text: recorded, ``needs_person``.
 
-Mistakes (:mod:`.mistakes`): the author's first, then derived ones (factor 2, 4, 8,
-MB/MiB, transposed shape, missing or extra axis, formula ×2/×½/×4/×¼, relation reversed).
+Mistakes, most specific first: the author's (``mistakes``, with their partial credit); then
+those derived from the spec (``derived``, made by :mod:`.derive` from the problem's formula when
+the bank is prepared: a named part or a term missing, biases added or counted twice, W^O
+forgotten, one projection of four, multiply-adds, d where d_k belongs and the other way, a
+factor missing); then the generic ones (:mod:`.mistakes`), only those that fit what the answer
+``measures`` (multiply-adds for FLOPs; elements, float64, bits for bytes; MB/MiB for a
+quantity given in MB or MiB; none for a dimension), transposed shapes, missing or extra axes,
+relations reversed or strict against non-strict.
 Hostile input (:mod:`.guard`): sizes, depth, magnitude and characters are bounded first.
 """
 from __future__ import annotations

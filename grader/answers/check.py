@@ -1,7 +1,11 @@
 """check_answer: screen, read, compare, recognise the mistake, say it — one answer at a time.
 
-A pure function of picklable values. Each process keeps, per spec, the reference and the
-author's mistakes already read (:func:`prepare`, an LRU cache), so a batch reads them once.
+A pure function of picklable values. Each process keeps, per spec, the reference, the
+author's mistakes and the variants (derived from the spec, then the factors that fit what the
+answer measures) already read (:func:`prepare`, an LRU cache), so a batch reads them once and
+a wrong answer is only compared with prepared values: exact fractions for numbers,
+fingerprints before any equivalence for expressions, exact sign tests at sample points before
+any equivalence for relations.
 No answer makes it raise: a hostile or unreadable answer is ``invalid`` (running out of
 memory or recursion too: "too complex"); a reference that cannot be read (the author's
 error) or a bug here is ``undecided`` with the reason, for a person. Exceptions that are not
@@ -20,7 +24,7 @@ from . import feedback as fb
 from .choices import read_choice
 from .compare import ACCEPTED, COARSE, ROUNDED, TOLERANCE, accepted, min_sig_figs, verdict
 from .guard import screen, shorten
-from .mistakes import EXPRESSION_VARIANTS, NUMBER_VARIANTS, QUANTITY_VARIANTS, shape_mistake, unit_confusion
+from .mistakes import BITS, EXPRESSION_FACTORS, NUMBER_FACTORS, binary_decimal, shape_mistake, unit_confusion
 from .model import AnswerSpec, Outcome, Unreadable
 from .numbers import Reading, format_value, read_number
 from .shapes import format_shape, read_shape
@@ -48,6 +52,10 @@ def check_answer(spec: AnswerSpec, raw) -> Outcome:
     # KeyboardInterrupt) is the caller's and goes through.
 
 
+# a byte unit's prefix level: 1 for kB and KiB, 2 for MB and MiB, ...
+_LEVEL = {f"{w}byte": k for k, ws in enumerate((("kilo", "kibi"), ("mega", "mebi"), ("giga", "gibi"), ("tera", "tebi"),
+                                               ("peta", "pebi")), 1) for w in ws}
+
 _BUGS = (TypeError, ValueError, AttributeError, KeyError, IndexError, LookupError, ArithmeticError,
          AssertionError, NotImplementedError, UnicodeError, TimeoutError)
 
@@ -59,7 +67,7 @@ class NumberRef:
     value: Fraction
     min_sig: int | None
     mistakes: tuple         # ((Reading, Mistake), ...)
-    variants: tuple = ()    # ((reference × factor, Derived), ...)
+    variants: tuple = ()    # ((value, message), ...): derived from the spec, then reference × factor
 
 
 @dataclass(frozen=True)
@@ -68,7 +76,8 @@ class QuantityRef:
     unit: str               # pint name
     min_sig: int | None
     mistakes: tuple         # ((value in unit, Mistake), ...)
-    variants: tuple = ()    # ((reference × factor, Derived), ...)
+    variants: tuple = ()    # ((value in unit, message), ...): derived from the spec, then reference × factor
+    measures: str | None = None
 
 
 @lru_cache(maxsize=4096)
@@ -82,6 +91,8 @@ def prepare(spec: AnswerSpec):
 
 
 def _reading_of_reference(x) -> Reading:
+    if isinstance(x, Fraction):
+        return Reading(x, None, None, "")
     if hasattr(x, "p") and hasattr(x, "q"):          # a SymPy Rational/Integer
         return Reading(Fraction(int(x.p), int(x.q)), None, None, "")
     if isinstance(x, float):
@@ -99,8 +110,33 @@ def _prep_number(spec: AnswerSpec) -> NumberRef:
             mistakes.append((_reading_of_reference(m.value), m))
         except Unreadable as e:
             raise SpecError(f"mistake {m.value!r}: {e}") from None
-    variants = tuple((ref * d.factor, d) for d in NUMBER_VARIANTS if ref * d.factor != ref)
-    return NumberRef(ref, min_sig_figs(spec, ref), tuple(mistakes), variants)
+    variants = []
+    for m in spec.derived:
+        try:
+            variants.append((_reading_of_reference(m.value).value, m.message))
+        except Unreadable as e:
+            raise SpecError(f"derived mistake {m.value!r}: {e}") from None
+    variants += [(ref * d.factor, d.message) for d in NUMBER_FACTORS.get(spec.measures, ()) if d.factor != 1]
+    return NumberRef(ref, min_sig_figs(spec, ref), tuple(mistakes), _distinct(variants, ref))
+
+
+def _distinct(variants: list, ref) -> tuple:
+    """The variants without the reference and without repeats (the first message wins)."""
+    seen, out = {ref}, []
+    for value, message in variants:
+        if value not in seen:
+            seen.add(value)
+            out.append((value, message))
+    return tuple(out)
+
+
+def _measures(spec: AnswerSpec, unit: str) -> str | None:
+    """What a quantity measures: as the spec says, else from its unit (bytes, FLOPs)."""
+    if spec.measures is not None:
+        return spec.measures
+    from .units import kind_of
+    what = kind_of(unit)
+    return "bytes" if what == "an amount of data" else "flops" if what == "a number of operations" else None
 
 
 def _ref_unit(spec: AnswerSpec) -> str:
@@ -130,12 +166,17 @@ def _prep_quantity(spec: AnswerSpec) -> QuantityRef:
 
     ref = value_of(spec.reference)
     mistakes = tuple((value_of(m.value), m) for m in spec.mistakes)
-    variants = tuple((ref * d.factor, d) for d in QUANTITY_VARIANTS if ref * d.factor != ref)
-    return QuantityRef(ref, unit, min_sig_figs(spec, ref), mistakes, variants)
+    measures = _measures(spec, unit)
+    variants = [(value_of(m.value), m.message) for m in spec.derived]
+    variants += [(ref * d.factor, d.message) for d in NUMBER_FACTORS.get(measures, ()) if d.factor != 1]
+    return QuantityRef(ref, unit, min_sig_figs(spec, ref), mistakes, _distinct(variants, ref), measures)
 
 
 def _prep_shape(spec: AnswerSpec):
-    return read_shape(spec.reference), tuple((read_shape(m.value), m) for m in spec.mistakes)
+    """(reference, ((shape, Mistake), ...), ((shape, message), ...) derived from the spec)."""
+    ref = read_shape(spec.reference)
+    return (ref, tuple((read_shape(m.value), m) for m in spec.mistakes),
+            _distinct([(read_shape(m.value), m.message) for m in spec.derived], ref))
 
 
 def _prep_choice(spec: AnswerSpec):
@@ -151,34 +192,49 @@ def _table(spec: AnswerSpec):
     return spec.table
 
 
+def _sympy_or_text(value, read):
+    """A derived value given as SymPy (from :mod:`.derive`) as it is; text read with ``read``."""
+    import sympy
+    return value if isinstance(value, sympy.Basic) else read(value)
+
+
 def _prep_expression(spec: AnswerSpec):
     """(reference, its fingerprint, ((mistake expr, fingerprint, Mistake), ...),
-    ((reference × factor, fingerprint, Derived), ...))."""
+    ((variant, fingerprint, message), ...): derived from the spec, then reference × factor)."""
     import sympy
     from .symbolic import fingerprint, read_expression
     table = _table(spec)
     ref, _ = read_expression(spec.reference, table)
     mistakes = []
     for m in spec.mistakes:
-        e = read_expression(m.value, table)[0]
+        e = _sympy_or_text(m.value, lambda v: read_expression(v, table)[0])
         mistakes.append((e, fingerprint(e, table), m))
-    variants = []
-    for d in EXPRESSION_VARIANTS:
-        e = ref * sympy.Rational(d.factor.numerator, d.factor.denominator)
-        variants.append((e, fingerprint(e, table), d))
+    variants, seen = [], {ref}
+    candidates = [(_sympy_or_text(m.value, lambda v: read_expression(v, table)[0]), m.message) for m in spec.derived]
+    candidates += [(ref * sympy.Rational(d.factor.numerator, d.factor.denominator), d.message)
+                   for d in EXPRESSION_FACTORS.get(spec.measures, ()) if d.factor != 1]
+    for e, message in candidates:       # (a repeat SymPy does not see as one costs a comparison, no more)
+        if e in seen:
+            continue
+        seen.add(e)
+        variants.append((e, fingerprint(e, table), message))
     return ref, fingerprint(ref, table), tuple(mistakes), tuple(variants)
 
 
 def _prep_relation(spec: AnswerSpec):
-    """(reference, its truths, ((mistake, truths, Mistake), ...))."""
-    from .symbolic import check_relation, read_relation, truths
+    """(reference, its truths, ((mistake, truths, Mistake), ...), ((variant, truths, message), ...))."""
+    from .symbolic import check_relation, read_relation, spread_truths, truths
     table = _table(spec)
     ref = check_relation(read_relation(spec.reference, table)[0])
     mistakes = []
     for m in spec.mistakes:
-        rel = check_relation(read_relation(m.value, table)[0])
+        rel = check_relation(_sympy_or_text(m.value, lambda v: read_relation(v, table)[0]))
         mistakes.append((rel, truths(rel, table), m))
-    return ref, truths(ref, table), tuple(mistakes)
+    variants = []
+    for m in spec.derived:
+        rel = check_relation(_sympy_or_text(m.value, lambda v: read_relation(v, table)[0]))
+        variants.append((rel, spread_truths(rel, table), m.message))
+    return ref, truths(ref, table), tuple(mistakes), tuple(variants)
 
 
 _PREPARERS = {"number": _prep_number, "quantity": _prep_quantity, "shape": _prep_shape,
@@ -198,10 +254,10 @@ def _check_number(spec: AnswerSpec, raw) -> Outcome:
     for mv, m in ref.mistakes:
         if accepted(r.value, r.sig_figs, half, mv.value, spec.tolerance, ref.min_sig):
             return fb.from_mistake(r.read_as, m)
-    for value, d in ref.variants:   # a coarse answer must be a variant exactly to count as one
+    for value, message in ref.variants:     # a coarse answer must be a variant exactly to count as one
         if (r.value == value if v == COARSE else
                 accepted(r.value, r.sig_figs, half, value, spec.tolerance, ref.min_sig)):
-            return fb.wrong(r.read_as, d.message)
+            return fb.wrong(r.read_as, message)
     if v == COARSE:
         return fb.wrong(r.read_as, fb.too_coarse(r.read_as, r.sig_figs or 0, ref.min_sig, spec.tolerance))
     return fb.wrong(r.read_as, fb.otherwise(spec.feedback, "not the expected value"))
@@ -236,6 +292,9 @@ def _check_quantity(spec: AnswerSpec, raw) -> Outcome:
     for mv, m in ref.mistakes:
         if accepted(q.value, sig, half, mv, spec.tolerance, ref.min_sig):
             return fb.from_mistake(q.read_as, m)
+    def near(value) -> bool:    # a coarse answer must be the value exactly
+        return q.value == value if v == COARSE else accepted(q.value, sig, half, value, spec.tolerance, ref.min_sig)
+
     other = BINARY_OF.get(q.unit) or DECIMAL_OF.get(q.unit)
     if other is not None:
         f_other = factor(other, ref.unit)
@@ -243,17 +302,23 @@ def _check_quantity(spec: AnswerSpec, raw) -> Outcome:
         if f_other and (n.value == ref.value / f_other if v == COARSE else
                         accepted(n.value, n.sig_figs, n.half_unit, ref.value / f_other, None, ref.min_sig)):
             return fb.wrong(q.read_as, unit_confusion(q.read_as.split(" = ")[0], q.value, q.unit, ref.value, ref.unit))
-    for value, d in ref.variants:
-        if (q.value == value if v == COARSE else
-                accepted(q.value, sig, half, value, spec.tolerance, ref.min_sig)):
-            return fb.wrong(q.read_as, d.message)
+    if ref.measures == "bytes" and q.unit.endswith("bit") and near(ref.value / 8):
+        return fb.wrong(q.read_as, BITS)
+    for value, message in ref.variants:
+        if near(value):
+            return fb.wrong(q.read_as, message)
+    level = _LEVEL.get(q.unit)
+    if ref.measures == "bytes" and level:           # MB against MiB: only for an answer in MB or MiB
+        for d in binary_decimal(level):
+            if near(ref.value * d.factor):
+                return fb.wrong(q.read_as, d.message)
     if v == COARSE:
         return fb.wrong(q.read_as, fb.too_coarse(q.read_as.split(" = ")[0], sig or 0, ref.min_sig, spec.tolerance))
     return fb.wrong(q.read_as, fb.otherwise(spec.feedback, "not the expected quantity"))
 
 
 def _check_shape(spec: AnswerSpec, raw) -> Outcome:
-    ref, mistakes = prepare(spec)
+    ref, mistakes, variants = prepare(spec)
     shape = read_shape(raw)
     shown = format_shape(shape)
     if shape == ref:
@@ -261,6 +326,9 @@ def _check_shape(spec: AnswerSpec, raw) -> Outcome:
     for mv, m in mistakes:
         if shape == mv:
             return fb.from_mistake(shown, m)
+    for mv, message in variants:
+        if shape == mv:
+            return fb.wrong(shown, message)
     found = shape_mistake(shape, ref)
     if found and found[1]:
         return fb.wrong(shown, found[0])
@@ -306,16 +374,16 @@ def _check_expression(spec: AnswerSpec, raw) -> Outcome:
     if ref.free_symbols and not expr.free_symbols:
         names = ", ".join(sorted(str(s) for s in ref.free_symbols))
         return fb.wrong(shown, f"Your answer is a number; the question asks for a formula in {names}.")
-    for e, efp, d in variants:
+    for e, efp, message in variants:
         if same(e, efp) == SAME:
-            return fb.wrong(shown, d.message)
+            return fb.wrong(shown, message)
     return fb.wrong(shown, fb.otherwise(spec.feedback, "not equivalent to the expected formula"))
 
 
 def _check_relation(spec: AnswerSpec, raw) -> Outcome:
     from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, check_relation, compare_relations, read_relation, \
-        truths, truths_differ
-    ref, ref_truths, mistakes = prepare(spec)
+        spread_truths, truths, truths_differ
+    ref, ref_truths, mistakes, variants = prepare(spec)
     table = spec.table
     rel, shown = read_relation(raw, table)
     mine = check_relation(rel)
@@ -333,6 +401,10 @@ def _check_relation(spec: AnswerSpec, raw) -> Outcome:
     if how == "strictness":
         return fb.wrong(shown, "Strict (>, <) and non-strict (≥, ≤) differ at the boundary, where both sides are "
                                "equal: check which one the question asks for.")
+    spread = spread_truths(mine, table) if variants else None
+    for mv, mvt, message in variants:   # equivalent relations agree at every point: one that differs rules it out
+        if (spread is None or mvt is None or spread == mvt) and compare_relations(mine, mv, table)[0] == SAME:
+            return fb.wrong(shown, message)
     return fb.wrong(shown, fb.otherwise(spec.feedback, "not the expected relation"))
 
 

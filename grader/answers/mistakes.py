@@ -1,15 +1,22 @@
 """Common mistakes, derived from the reference, each with a message that teaches.
 
 The author's :class:`~grader.answers.model.Mistake` entries are tried first (they know the
-problem); these derived ones come after, from the kind of answer alone:
+problem); then the mistakes derived from the spec (:mod:`grader.answers.derive`: a term
+missing, biases added, d instead of d_k, ...); then these, from the kind of answer and what
+it measures (``AnswerSpec.measures``), so that a message never names a mistake that cannot
+happen there:
 
-- numbers and quantities: a factor 2 (multiply-adds against FLOPs), 4 (elements against
-  float32 bytes, one projection against four), 8 (bits against bytes), 10³ᵏ against 2¹⁰ᵏ
-  (MB against MiB);
-- shapes: the transpose or another order of the same axes, an axis missing, an axis too
-  many, the right number of elements in another layout;
-- expressions: the reference times 2, ½, 4 or ¼; relations: the inequality reversed, or
-  strict against non-strict.
+- any count (or a problem whose measure is not known): twice or half the value, "is
+  something counted twice?"; four times or a quarter only when the measure is not known;
+- FLOPs: half is multiply-adds instead of FLOPs (1 multiply-add = 2 FLOPs);
+- bytes: a quarter is elements instead of float32 bytes, half float16, twice float64, eight
+  times bits; a quantity given in bits that is an eighth: bits and bytes differ by 8; a
+  quantity given in MB (or MiB) worth the reference × 10⁶/2²⁰ (or its inverse): MB and MiB;
+- a dimension (d_k, a width) and a shape: no factor at all (d instead of d_k comes from the
+  spec); shapes: the transpose or another order of the same axes, an axis missing, an axis
+  too many, the right number of elements in another layout;
+- expressions: the same factors as numbers, said of a formula; relations: the inequality
+  reversed, or strict against non-strict.
 """
 from __future__ import annotations
 
@@ -28,24 +35,43 @@ class Derived:
     message: str
 
 
-HALF = Derived(Fraction(1, 2), "Your answer is half the expected value: did you count multiply-adds instead of "
-                               "FLOPs (1 multiply-add = 2 FLOPs), or count something once that happens twice?")
-DOUBLE = Derived(Fraction(2), "Your answer is twice the expected value: did you count 2 FLOPs where a "
-                              "multiply-add (or a single operation) was asked, or count something twice?")
-QUARTER = Derived(Fraction(1, 4), "Your answer is a quarter of the expected value: did you count elements "
-                                  "instead of float32 bytes (4 bytes each), or one projection instead of four?")
-FOUR = Derived(Fraction(4), "Your answer is four times the expected value: did you count bytes where elements "
-                            "were asked (float32 = 4 bytes), or four matrices where one was asked?")
-EIGHTH = Derived(Fraction(1, 8), "Your answer is an eighth of the expected value: bits and bytes differ by 8 "
-                                 "(1 byte = 8 bits).")
-EIGHT = Derived(Fraction(8), "Your answer is eight times the expected value: bits and bytes differ by 8 "
-                             "(1 byte = 8 bits), and float64 takes 8 bytes where float32 takes 4.")
+def _factors(noun: str, its: str) -> dict:
+    """The factor variants per measure; ``noun`` is "answer"/"formula", ``its`` "value"/"one"."""
+    half, double = f"Your {noun} is half the expected {its}", f"Your {noun} is twice the expected {its}"
+    quarter, four = f"Your {noun} is a quarter of the expected {its}", f"Your {noun} is four times the expected {its}"
+    plain = (Derived(Fraction(1, 2), f"{half}: is something counted once that happens twice?"),
+             Derived(Fraction(2), f"{double}: is something counted twice?"))
+    return {
+        None: plain + (Derived(Fraction(1, 4), f"{quarter}: is something counted once that happens four times?"),
+                       Derived(Fraction(4), f"{four}: is something counted four times?")),
+        "flops": (Derived(Fraction(1, 2), f"{half}: did you count multiply-adds instead of FLOPs "
+                                          "(1 multiply-add = 2 FLOPs)?"),
+                  Derived(Fraction(2), f"{double}: is something counted twice? A multiply-add is 2 FLOPs, not 4.")),
+        "bytes": (Derived(Fraction(1, 4), f"{quarter}: did you count elements instead of bytes? A float32 takes "
+                                          "4 bytes."),
+                  Derived(Fraction(1, 2), f"{half}: 2 bytes per element is float16 or bfloat16; a float32 takes 4."),
+                  Derived(Fraction(2), f"{double}: 8 bytes per element is float64; a float32 takes 4."),
+                  Derived(Fraction(8), f"Your {noun} is eight times the expected {its}: did you count bits instead of "
+                                       "bytes (1 byte = 8 bits)?")),
+        "params": plain,
+        "count": plain,
+        "dim": (),
+        "shape": (),
+    }
+
+
+NUMBER_FACTORS = _factors("answer", "value")
+EXPRESSION_FACTORS = _factors("formula", "one")
+BITS = ("Your answer is an eighth of the expected value: bits and bytes differ by 8 (1 byte = 8 bits); "
+        "the question asks for bytes.")
 
 _SUP = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-_PREFIX = {1: ("k", "Ki"), 2: ("M", "Mi"), 3: ("G", "Gi"), 4: ("T", "Ti")}
+_PREFIX = {1: ("k", "Ki"), 2: ("M", "Mi"), 3: ("G", "Gi"), 4: ("T", "Ti"), 5: ("P", "Pi")}
 
 
-def _binary_decimal(k: int) -> tuple[Derived, Derived]:
+def binary_decimal(k: int) -> tuple[Derived, Derived]:
+    """The 10³ᵏ-against-2¹⁰ᵏ variants of level ``k`` (1: kB/KiB, 2: MB/MiB, ...): for a quantity
+    given in that level's units only."""
     dec, binary = f"10{str(3 * k).translate(_SUP)}", f"2{str(10 * k).translate(_SUP)}"
     si, iec = _PREFIX[k]
     smaller = Derived(Fraction(10 ** (3 * k), 2 ** (10 * k)),
@@ -55,19 +81,6 @@ def _binary_decimal(k: int) -> tuple[Derived, Derived]:
                      f"Your answer is {binary}/{dec} times the expected value: {iec} ({binary}) and {si} ({dec}) "
                      f"were confused — {iec}B and {si}B differ.")
     return smaller, larger
-
-
-NUMBER_VARIANTS = (HALF, DOUBLE, QUARTER, FOUR) + tuple(d for k in (1, 2, 3, 4) for d in _binary_decimal(k))
-QUANTITY_VARIANTS = NUMBER_VARIANTS + (EIGHTH, EIGHT)
-EXPRESSION_VARIANTS = (
-    Derived(Fraction(1, 2), "Your formula is half the expected one: did you count multiply-adds instead of FLOPs "
-                            "(1 multiply-add = 2 FLOPs), or one of two equal terms?"),
-    Derived(Fraction(2), "Your formula is twice the expected one: is something counted twice?"),
-    Derived(Fraction(1, 4), "Your formula is a quarter of the expected one: elements instead of float32 bytes "
-                            "(4 bytes each), or one projection instead of four?"),
-    Derived(Fraction(4), "Your formula is four times the expected one: bytes where elements were asked, or four "
-                         "matrices where one was asked?"),
-)
 
 
 def unit_confusion(shown: str, value: Fraction, answer_unit: str, reference: Fraction, ref_unit: str) -> str | None:

@@ -16,6 +16,9 @@ from grader.errors import SpecError
 
 KINDS = ("number", "quantity", "expression", "shape", "relation", "choice", "free_text")
 STATUSES = ("correct", "wrong", "invalid", "undecided", "needs_person")
+# What an answer counts: which common mistakes make sense for it (a factor 2 is multiply-adds
+# only for FLOPs, a factor 4 elements against bytes only for bytes, ...). None: not known.
+MEASURES = ("flops", "bytes", "params", "count", "dim", "shape")
 
 
 def frozen_value(value):
@@ -128,6 +131,11 @@ class AnswerSpec:
     - ``mistakes``: :class:`Mistake` values worth a specific message (and maybe credit).
     - ``feedback``: the author's text for a wrong answer.
     - ``table``: a :class:`grader.expr.SymbolTable` for expressions and relations.
+    - ``measures``: what the answer counts (:data:`MEASURES`: flops, bytes, params, count,
+      dim, shape), or None; only the derived factor messages that fit it are offered.
+    - ``derived``: :class:`Mistake` values derived from the spec (a term missing, biases
+      added, d instead of d_k, ...; :mod:`grader.answers.derive`), tried after ``mistakes``.
+      A value may also be a SymPy expression or relation in the table's symbols.
     """
 
     kind: str
@@ -139,10 +147,14 @@ class AnswerSpec:
     mistakes: tuple = ()
     feedback: str | None = None
     table: Any = field(default=None)
+    measures: str | None = None
+    derived: tuple = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise SpecError(f"unknown answer kind {self.kind!r}; expected one of {', '.join(KINDS)}")
+        if self.measures is not None and self.measures not in MEASURES:
+            raise SpecError(f"unknown measure {self.measures!r}; expected one of {', '.join(MEASURES)}")
         object.__setattr__(self, "reference", frozen_value(self.reference))
         object.__setattr__(self, "tolerance", Tolerance.of(frozen_value(self.tolerance)))
         if self.sig_figs is not None and (isinstance(self.sig_figs, bool) or not isinstance(self.sig_figs, int)
@@ -153,14 +165,32 @@ class AnswerSpec:
             object.__setattr__(self, "choices", tuple((str(k), str(v)) for k, v in pairs))
         mistakes = tuple(m if isinstance(m, Mistake) else Mistake(*m) for m in (self.mistakes or ()))
         object.__setattr__(self, "mistakes", mistakes)
+        derived = tuple(m if isinstance(m, Mistake) else Mistake(*m) for m in (self.derived or ()))
+        object.__setattr__(self, "derived", derived)
 
     def __hash__(self):
+        # computed once: the checker looks a spec up (its prepared reference) for every answer,
+        # and hashing a few dozen derived mistakes with big Fractions each time would cost more
+        # than the check
+        cached = self.__dict__.get("_hash")
+        if cached is not None:
+            return cached
         try:
             table_key = hash(self.table)
         except TypeError:       # a table that does not hash: identity (per process) is enough
             table_key = id(self.table)
-        return hash((self.kind, self.reference, self.tolerance, self.sig_figs, self.unit, self.choices,
-                     self.mistakes, self.feedback, table_key))
+        h = hash((self.kind, self.reference, self.tolerance, self.sig_figs, self.unit, self.choices,
+                  self.mistakes, self.feedback, table_key, self.measures, self.derived))
+        object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_hash", None)    # string hashes differ between processes: recomputed there
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
 
 
 @dataclass(frozen=True)

@@ -114,10 +114,23 @@ def compare_expressions(answer, reference, table) -> str:
 
 
 _POINTS = tuple(tuple(2 ** ((7 * i + 3 * j) % 13) for j in range(12)) for i in range(12))
+# Points whose ratios between symbols vary widely (n/d from 1/1000 to 1000, not only powers
+# of 2): they tell apart relations the points above do not (n > 4d and n > 5d, n > 2hd and
+# n > 25d), but they ignore the constraints ("h divides d"), so they only serve
+# :func:`spread_truths`.
+def _spread(n: int = 96, columns: int = 12, seed: int = 17) -> tuple:
+    """``n`` points of ``columns`` integers from 1 to 1000, log-uniform and independent, drawn by
+    a seeded :class:`random.Random` (the same on every run)."""
+    import random
+    rng = random.Random(seed)
+    return tuple(tuple(round(10 ** (3 * rng.random())) for _ in range(columns)) for _ in range(n))
+
+
+_SPREAD = _spread()
 
 
 @lru_cache(maxsize=8192)
-def truths(rel, table) -> tuple | None:
+def truths(rel, table, points=_POINTS) -> tuple | None:
     """Whether ``rel`` holds at twelve fixed points (the table's symbols, in its order, take powers
     of 2 from 1 to 4096, so that "h divides d" often holds), None where it cannot be told; None in all
     when a symbol's assumptions rule such values out. Relations whose truths differ at a point
@@ -126,21 +139,72 @@ def truths(rel, table) -> tuple | None:
     try:
         e = table.expand(rel)
         column = {sym: j for j, (_, sym) in enumerate(table.symbols)}   # a symbol's values: always the same
-        if not all(column.get(sym, 99) < len(_POINTS[0]) for sym in e.free_symbols):
+        if not all(column.get(sym, 99) < len(points[0]) for sym in e.free_symbols):
             return None
         out = []
-        for values in _POINTS:
+        for values in points:
             point = {}
             for sym in e.free_symbols:
                 value = sympy.Integer(values[column[sym]])
                 if any(getattr(value, "is_" + k) is not holds for k, holds in sym.assumptions0.items()):
                     return None
                 point[sym] = value
-            t = e.xreplace(point)
-            out.append(bool(t) if isinstance(t, sympy.logic.boolalg.BooleanAtom) else None)
+            out.append(_holds(e, point))
         return tuple(out)
     except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
         return None
+
+
+@lru_cache(maxsize=64)
+def _spread_points(table) -> tuple:
+    from fractions import Fraction
+    names = [name for name, _ in table.symbols]
+    return tuple({n: Fraction(row[j % len(row)]) for j, n in enumerate(names)} for row in _SPREAD)
+
+
+@lru_cache(maxsize=8192)
+def spread_truths(rel, table) -> tuple | None:
+    """Whether the inequality ``rel`` holds at 96 points of positive integers with widely varied
+    ratios between the symbols (constraints ignored), computed exactly on its sides' difference
+    as a sum of monomials (no SymPy per point); None when it is not one inequality between such
+    sums. Two relations equivalent for all positive values agree at every point, so differing
+    truths rule out, cheaply, that an answer is a derived variant of a relation before
+    :func:`compare_relations` runs."""
+    from .derive import poly_of, value_at
+    op = getattr(rel, "rel_op", None)
+    if op not in (">", "<", ">=", "<="):
+        return None
+    try:
+        e = table.expand(rel)
+        g = poly_of(e.lhs - e.rhs if op in (">", ">=") else e.rhs - e.lhs)
+    except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
+        return None
+    if g is None:
+        return None
+    strict = op in (">", "<")
+    out = []
+    for values in _spread_points(table):
+        v = value_at(g, values)
+        if v is None:
+            return None
+        out.append(v > 0 if strict else v >= 0)
+    return tuple(out)
+
+
+_COMPARE = {">": lambda a, b: a > b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
+
+
+def _holds(rel, point) -> bool | None:
+    """Whether ``rel`` holds at ``point``: one inequality by its two sides' exact values (cheap),
+    anything else through SymPy; None where that cannot be told."""
+    import sympy
+    compare = _COMPARE.get(getattr(rel, "rel_op", None))
+    if compare is not None:
+        lhs, rhs = rel.lhs.xreplace(point), rel.rhs.xreplace(point)
+        if lhs.is_Rational and rhs.is_Rational:
+            return compare(lhs, rhs)
+    t = rel.xreplace(point)
+    return bool(t) if isinstance(t, sympy.logic.boolalg.BooleanAtom) else None
 
 
 def truths_differ(a: tuple | None, b: tuple | None) -> bool:

@@ -2,7 +2,9 @@
 
 - :func:`prepare` turns a bank :class:`~grader.bank.model.Problem` (as one learner sees it,
   variant included) into an :class:`grader.answers.AnswerSpec`: its mistakes given as
-  ``formula`` are derived from the spec at the problem's sizes.
+  ``formula`` are derived from the spec at the problem's sizes; what it measures
+  (:func:`measures_of`) and the common mistakes derived from its ``derive`` formula
+  (:func:`derived_mistakes`, by :mod:`grader.answers.derive`) go with it.
 - :func:`install` / :func:`check_one` run in the workers: the specs are installed before the
   workers fork, so a task carries only ``(spec index, raw answer)``.
 - :func:`interpret` turns an :class:`grader.answers.Outcome` into the grade's fields.
@@ -53,14 +55,105 @@ def prepare(problem: Problem, bank):
         mistakes.append(Mistake(value, m.feedback))
     for credit, answer in problem.partial:
         mistakes.append(Mistake(answer, "partly right", credit))
+    measures, derived = None, ()
+    if problem.kind in ("number", "quantity", "expression", "shape", "relation"):
+        try:
+            subject = bank.subject
+        except Exception:       # no spec to derive from: the author's mistakes and plain messages only
+            subject = None
+        if subject is not None:
+            measures = measures_of(problem, subject)
+            derived = derived_mistakes(problem, subject, measures)
     spec = AnswerSpec(
         kind=problem.kind, reference=problem.reference, tolerance=problem.tolerance, sig_figs=problem.sig_figs,
         unit=problem.unit, choices=problem.choices or None, mistakes=tuple(mistakes),
         feedback=problem.feedback.get("wrong"), table=table,
+        measures=measures, derived=derived,
     )
     from grader.answers import prepare as read_reference
     read_reference(spec)        # read once here: the forked workers inherit it (SpecError if unreadable)
     return spec
+
+
+# What a problem measures, from its measured quantity (grader.spec.measure's names) or its
+# formula's name in the spec: (prefix, measure), first match wins.
+_BY_QUANTITY = (("flops", "flops"), ("attention.bytes", "bytes"), ("attention.count", "count"), ("params", "params"))
+_BY_FORMULA = (("flops", "flops"), ("attn_params", "params"), ("params", "params"), ("attention_bytes", "bytes"),
+               ("attention_count", "count"))
+
+
+def _prefixed(name: str, table) -> str | None:
+    for prefix, what in table:
+        if name == prefix or name.startswith((prefix + ".", prefix + "_")):
+            return what
+    return None
+
+
+def measures_of(problem: Problem, subject) -> str | None:
+    """What ``problem``'s answer counts: flops, bytes, params, count, dim (one axis, a width:
+    d_k), shape; None when neither its ``measure`` quantity nor its ``derive`` formula says.
+    Only the derived factor messages that fit it are offered (no "multiply-adds" on a d_k)."""
+    if problem.kind == "shape":
+        return "shape"
+    m = problem.measure
+    if m is not None and m.quantity:
+        if m.quantity.startswith("shape."):
+            return "dim" if m.axis is not None else "shape"
+        found = _prefixed(m.quantity, _BY_QUANTITY)
+        if found:
+            return found
+    d = problem.derive
+    if d is not None and isinstance(d.formula, str):
+        name = d.formula.strip()
+        if name in subject.formulas:
+            return _prefixed(name, _BY_FORMULA)
+        if name in dict(subject.table.definitions):
+            return "dim"
+    return None
+
+
+_FORMULAS: dict = {}
+
+
+def _formulas(subject) -> tuple:
+    """The spec's named formulas as ((name, expr), ...), hashable (keys the derivation cache)."""
+    got = _FORMULAS.get(id(subject))
+    if got is None or got[0] is not subject:
+        got = _FORMULAS[id(subject)] = (subject, tuple(subject.formulas.items()))
+    return got[1]
+
+
+def derived_mistakes(problem: Problem, subject, measures: str | None = None) -> tuple:
+    """The common mistakes of ``problem`` derived from the spec (:mod:`grader.answers.derive`):
+    its ``derive`` formula's variants, at the problem's sizes for a number, a quantity (in the
+    reference's unit, the formula's) or a shape. () when it has no ``derive`` or nothing can be
+    derived: a failure here never stops grading (the author's mistakes and the plain messages
+    still apply)."""
+    from grader.answers import Mistake
+    from grader.answers import derive as dv
+    d = problem.derive
+    if d is None or problem.kind not in ("number", "quantity", "expression", "shape", "relation"):
+        return ()
+    try:
+        formulas, table = _formulas(subject), subject.table
+        at = {subject.canonical(str(k)): v for k, v in d.at.items()}
+        if problem.kind == "relation":
+            if not d.op or not isinstance(d.formula, tuple) or len(d.formula) != 2:
+                return ()
+            found = dv.relation_variants(str(d.formula[0]), d.op, str(d.formula[1]), formulas, table)
+        elif problem.kind == "shape":
+            if not isinstance(d.formula, tuple):
+                return ()
+            found = dv.shape_variants(tuple(str(f) for f in d.formula), formulas, table, at)
+        elif not isinstance(d.formula, str):
+            return ()
+        elif problem.kind == "expression":
+            found = dv.formula_variants(d.formula.strip(), formulas, table, measures)
+        else:
+            found = dv.number_variants(d.formula.strip(), formulas, table, at, measures)
+        return tuple(Mistake(value, message) for value, message in found)
+    except Exception:       # an author's formula the derivation cannot handle: no derived mistakes
+        return ()
 
 
 def install(specs: list) -> None:

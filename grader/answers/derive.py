@@ -1,0 +1,562 @@
+"""Common mistakes derived from the spec: variants of a reference formula, each with a message.
+
+The bank says how a reference follows from the spec (``derive: {formula, at}``); this module
+turns that formula into the wrong answers a learner is likely to give, and says what each one
+got wrong. It runs once per problem (when a bank is prepared for grading; the symbolic part is
+cached per formula, and a number problem's variants are only evaluated at its sizes); grading an
+answer then only compares it with the values or expressions made here.
+
+Named parts. A spec formula ``G`` that is a sum has *parts*: the formulas named ``G_<part>``
+whose terms are some of ``G``'s terms (``params = params_weights + params_biases``, ``flops =
+flops_projections + flops_attention``). The part's name says its role (:data:`ROLES`):
+``weights``/``projections``/``biases`` hold one equal share per projection W^Q, W^K, W^V, W^O
+(and biases may be counted twice); ``attention`` is QKᵀ and A·V, two equal products. A formula
+that is some of ``G``'s parts (``params_nobias`` is ``params_weights``) knows what it leaves out.
+Parts with another name are named by it ("the <part> term"); a sum without named parts has its
+terms as unnamed parts.
+
+Variants of a formula ``F`` (:func:`formula_variants`), the simplest first:
+
+- a part (or an unnamed term) missing: ``4d²`` for ``4d² + 4d`` ("The biases (4·d) are missing.");
+- W^O's share of a four-fold part missing (× 3/4), one of the four counted (× 1/4), both for all
+  four-fold parts at once ("W^O is forgotten", "One projection instead of four"), the biases
+  counted twice (× 2), one of QKᵀ and A·V (× 1/2);
+- a part the question leaves out, added: ``4d² + 4d`` where ``4d²`` is asked ("The biases (4·d)
+  are included, but the question leaves them out.");
+- multiply-adds instead of FLOPs (× 1/2), for a FLOP count only;
+- a definition confused with its symbol (from the spec's ``definitions`` of the form
+  ``symbol/symbol``: d_k = d/h): d_k used where d belongs, in the whole formula or in one part
+  (``8nd_k² + 4n²d``); for a formula written with d_k, d where d_k belongs (``d`` for ``d_k``,
+  ``(128, 768)`` for the shape ``(n, d_k)``);
+- a factor of a product missing (``4hn²`` for ``4bhn²``);
+- two of the part changes at once (``3d²`` for ``4d² + 4d``: W^O's weight matrix and the
+  biases missing).
+
+A variant equal to the reference, or to an earlier one, is dropped; where two single changes
+give the same result, the message says both ("… Or: …").
+
+Formulas are handled as exact sums of monomials (:class:`fractions.Fraction` coefficients,
+integer powers of the spec's symbols), not SymPy arithmetic: deriving every variant of the
+bank takes milliseconds. A formula that is not such a sum (a square root, a function) has no
+derived variants.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+from .numbers import format_value
+from .shapes import format_shape
+
+# ---------------------------------------------------------------- sums of monomials
+# A polynomial ("poly") is a tuple of (powers, coefficient), sorted, without zero coefficients;
+# powers is a sorted tuple of (symbol name, nonzero integer exponent). Hashable and canonical:
+# two equal polys are equal tuples.
+
+
+def _canon(terms: dict) -> tuple:
+    return tuple(sorted((k, c) for k, c in terms.items() if c))
+
+
+def _mono_mul(a: tuple, b: tuple) -> tuple:
+    out = dict(a)
+    for name, e in b:
+        out[name] = out.get(name, 0) + e
+    return tuple(sorted((n, e) for n, e in out.items() if e))
+
+
+def _combine(*scaled) -> tuple:
+    """Σ k · poly over ``(k, poly)`` pairs."""
+    out: dict = {}
+    for k, poly in scaled:
+        if not k:
+            continue
+        for powers, c in poly:
+            out[powers] = out.get(powers, 0) + k * c
+    return _canon(out)
+
+
+def _times_monomial(poly: tuple, powers: tuple) -> tuple:
+    return _canon({_mono_mul(p, powers): c for p, c in poly})
+
+
+def _substitute(poly: tuple, name: str, by: tuple) -> tuple:
+    """``poly`` with the symbol ``name`` replaced by the monomial ``by`` (d -> d·h⁻¹)."""
+    out: dict = {}
+    for powers, c in poly:
+        rest = tuple(p for p in powers if p[0] != name)
+        e = dict(powers).get(name, 0)
+        key = _mono_mul(rest, tuple((n, k * e) for n, k in by)) if e else rest
+        out[key] = out.get(key, 0) + c
+    return _canon(out)
+
+
+@lru_cache(maxsize=4096)
+def poly_of(expr) -> tuple | None:
+    """A SymPy expression as a poly, or None when it is not a sum of monomials with rational
+    coefficients and integer powers of symbols."""
+    import sympy
+    expr = sympy.expand(expr)
+    out: dict = {}
+    for term in sympy.Add.make_args(expr):
+        coef, rest = term.as_coeff_Mul()
+        if not coef.is_Rational:
+            return None
+        powers: dict = {}
+        for f in sympy.Mul.make_args(rest):
+            if f == 1:
+                continue
+            base, e = f.as_base_exp()
+            if not (isinstance(base, sympy.Symbol) and e.is_Integer):
+                return None
+            powers[base.name] = powers.get(base.name, 0) + int(e)
+        key = tuple(sorted((n, e) for n, e in powers.items() if e))
+        out[key] = out.get(key, 0) + Fraction(int(coef.p), int(coef.q))
+    return _canon(out)
+
+
+def to_sympy(poly: tuple, table):
+    """The poly as a SymPy expression in the table's symbols."""
+    import sympy
+    total = sympy.Integer(0)
+    for powers, c in poly:
+        term = sympy.Rational(c.numerator, c.denominator)
+        for name, e in powers:
+            term *= table.symbol(name) ** e
+        total += term
+    return total
+
+
+_SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def show(poly: tuple) -> str:
+    """``4·d² + 4·d``, ``8·d²·n/h²``: as the answers' ``read_as`` writes formulas."""
+    if not poly:
+        return "0"
+    out = []
+    for powers, coef in sorted(poly, key=lambda t: (-sum(e for _, e in t[0] if e > 0), t[0])):
+        num = [] if abs(coef.numerator) == 1 and powers else [str(abs(coef.numerator))]
+        den = [] if coef.denominator == 1 else [str(coef.denominator)]
+        for name, e in powers:
+            (num if e > 0 else den).append(name + (str(abs(e)).translate(_SUP) if abs(e) != 1 else ""))
+        text = "·".join(num) or "1"
+        if den:
+            text += "/" + (den[0] if len(den) == 1 else "(" + "·".join(den) + ")")
+        out.append(("- " if coef < 0 else "+ ") + text)
+    first = out[0]
+    return (first[2:] if first.startswith("+") else "-" + first[2:]) + "".join(" " + t for t in out[1:])
+
+
+def value_at(poly: tuple, values: dict) -> Fraction | None:
+    """The poly at ``values`` (symbol name -> Fraction), exactly; None if a symbol has no value."""
+    total = Fraction(0)
+    for powers, coef in poly:
+        x = coef
+        for name, e in powers:
+            v = values.get(name)
+            if v is None or (e < 0 and v == 0):
+                return None
+            x *= v ** e
+        total += x
+    return total
+
+
+# ---------------------------------------------------------------- the spec's named parts
+
+@dataclass(frozen=True)
+class Role:
+    """What a named part of a formula is, for the messages and the changes that fit it."""
+
+    desc: str                   # "the biases"
+    plural: bool = False        # "are missing" / "is missing"
+    fourfold: bool = False      # one equal share per projection W^Q, W^K, W^V, W^O
+    bias: bool = False          # one bias per projection: may be counted twice
+    pair: bool = False          # two equal products (QKᵀ and A·V)
+    one: str = ""               # a fourfold part: one of the four ("weight matrix")
+    many: str = ""              # ... and the four ("weight matrices")
+
+
+ROLES = {
+    "weights": Role("the weight matrices", plural=True, fourfold=True, one="weight matrix", many="weight matrices"),
+    "biases": Role("the biases", plural=True, fourfold=True, bias=True, one="bias", many="biases"),
+    "projections": Role("the projections", plural=True, fourfold=True, one="projection", many="projections"),
+    "attention": Role("QKᵀ and A·V", plural=True, pair=True),
+}
+
+
+@dataclass(frozen=True)
+class Part:
+    poly: tuple
+    role: Role
+    named: bool                 # a spec formula's part, or an unnamed term
+
+    @property
+    def shown(self) -> str:
+        return f"{self.role.desc} ({show(self.poly)})" if self.named else f"the term {show(self.poly)}"
+
+
+def _unnamed(term) -> Part:
+    return Part((term,), Role(f"the term {show((term,))}"), False)
+
+
+@lru_cache(maxsize=64)
+def _polys(formulas: tuple) -> tuple:
+    """The spec's formulas as ((name, poly or None), ...)."""
+    return tuple((name, poly_of(expr)) for name, expr in formulas)
+
+
+@lru_cache(maxsize=256)
+def _parts_of(name: str, formulas: tuple) -> tuple | None:
+    """The parts of formula ``name`` (``name_<part>`` formulas that are some of its terms; known
+    roles first, disjoint), its other terms unnamed; None when it is not a sum."""
+    polys = dict(_polys(formulas))
+    whole = polys.get(name)
+    if not whole or len(whole) < 2:
+        return None
+    terms = set(whole)
+    candidates = []
+    for other, poly in polys.items():
+        if not other.startswith(name + "_") or not poly:
+            continue
+        suffix = other[len(name) + 1:]
+        if len(poly) < len(whole) and set(poly) <= terms:
+            candidates.append((suffix not in ROLES, suffix, poly))
+    taken: set = set()
+    parts = []
+    for _, suffix, poly in sorted(candidates, key=lambda c: c[0]):
+        if taken & set(poly):
+            continue
+        taken |= set(poly)
+        parts.append(Part(poly, ROLES.get(suffix) or Role(f"the {suffix.replace('_', ' ')} term"), True))
+    parts += [_unnamed(t) for t in whole if t not in taken]
+    return tuple(parts)
+
+
+def decompose(poly: tuple, formulas: tuple) -> tuple[tuple, tuple]:
+    """(parts, inside): ``poly`` as parts of the first spec formula whose parts it is made of
+    (``inside[i]``: whether it has part i), or as its own terms, unnamed."""
+    terms = set(poly)
+    for name, _ in formulas:
+        parts = _parts_of(name, formulas)
+        if not parts:
+            continue
+        inside = tuple(set(p.poly) <= terms for p in parts)
+        if {t for p, i in zip(parts, inside) if i for t in p.poly} == terms:
+            return parts, inside
+    return tuple(_unnamed(t) for t in poly), (True,) * len(poly)
+
+
+# ---------------------------------------------------------------- definitions (d_k = d/h)
+
+@dataclass(frozen=True)
+class Swap:
+    """A definition ``name = base/divisor`` (d_k = d/h), the other names defined the same way
+    (d_v) and the names of its base (d, d_model)."""
+
+    names: tuple                # ("d_k", "d_v")
+    texts: tuple                # ("d/h", "d/h")
+    base: str                   # "d"
+    divisor: str                # "h"
+    base_names: tuple           # ("d", "d_model")
+
+    @property
+    def base_shown(self) -> str:
+        extra = self.base_names[1:]
+        return f"{self.base} ({', '.join(extra)})" if extra else self.base
+
+    def def_shown(self, names=None) -> str:
+        texts = dict(zip(self.names, self.texts))
+        return " and ".join(f"{n} = {texts[n]}" for n in (names or self.names[:1]))
+
+
+@lru_cache(maxsize=64)
+def swaps(table) -> tuple:
+    """The table's definitions of the form ``symbol / symbol``, grouped by what they stand for."""
+    import sympy
+    groups: dict = {}
+    texts = dict(table.definition_texts)
+    for name, expr in table.definitions:
+        num, den = sympy.fraction(expr)
+        if isinstance(num, sympy.Symbol) and isinstance(den, sympy.Symbol):
+            groups.setdefault((num.name, den.name), []).append(name)
+    return tuple(Swap(tuple(names), tuple(texts.get(n, f"{b}/{t}") for n in names), b, t,
+                      (b,) + tuple(a for a, target in table.aliases if target == b))
+                 for (b, t), names in groups.items())
+
+
+def _token(name: str):
+    return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])")
+
+
+def _text_swaps(text: str, table) -> list:
+    """A formula written as text, with a definition's names replaced by its base (d where d_k
+    belongs) and its base by the definition (d_k where d belongs): [(text, message), ...]."""
+    out = []
+    for s in swaps(table):
+        present = [n for n in s.names if _token(n).search(text)]
+        if present:
+            t = text
+            for n in present:
+                t = _token(n).sub(s.base, t)
+            out.append((t, f"You used {s.base_shown} where {s.def_shown(present)} belongs."))
+        if any(_token(n).search(text) for n in s.base_names):
+            t = text
+            for n in s.base_names:
+                t = _token(n).sub(s.names[0], t)
+            out.append((t, f"You used {s.def_shown()} where {s.base_shown} belongs."))
+    return out
+
+
+# ---------------------------------------------------------------- variants of a formula
+
+def _expr(text: str, table, formulas: tuple):
+    for name, expr in formulas:
+        if name == text:
+            return expr
+    from grader.expr import parse
+    return parse(str(text), table).expr
+
+
+@lru_cache(maxsize=1024)
+def _poly_of_text(text: str, table, formulas: tuple) -> tuple | None:
+    return poly_of(_expr(text, table, formulas))
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+@dataclass(frozen=True)
+class _Change:
+    coefs: tuple                # ((part index, new coefficient), ...)
+    factor: Fraction            # on the whole formula
+    message: str                # said alone
+    clause: str                 # said with another change ("the biases (4·d) are missing")
+    group: object               # changes of the same group are not combined
+    tag: str
+
+
+def _changes(parts, inside, measures) -> list:
+    out = []
+    n_in = sum(inside)
+    for i, p in enumerate(parts):
+        r = p.role
+        verb = "are" if r.plural else "is"
+        whole = show(p.poly)
+        if not inside[i]:
+            them = "them" if r.plural else "it"
+            out.append(_Change(((i, 1),), Fraction(1), f"{_cap(p.shown)} {verb} included, but the question leaves "
+                                                       f"{them} out.", f"{p.shown} {verb} included", i, "added"))
+            continue
+        if n_in >= 2:
+            out.append(_Change(((i, 0),), Fraction(1), f"{_cap(p.shown)} {verb} missing.", f"{p.shown} {verb} missing",
+                               i, "part"))
+        if r.fourfold:
+            quarter = show(_combine((Fraction(1, 4), p.poly)))
+            clause = f"W^O's {r.one or 'share'} ({quarter}) is missing"
+            out.append(_Change(((i, Fraction(3, 4)),), Fraction(1), f"{_cap(clause)}: W^Q, W^K, W^V and W^O make four.",
+                               clause, i, "part"))
+            clause = f"only one of the four {r.many or 'shares'} is counted ({quarter} instead of {whole})"
+            out.append(_Change(((i, Fraction(1, 4)),), Fraction(1), f"{_cap(clause)}: W^Q, W^K, W^V and W^O make four.",
+                               clause, i, "part"))
+        if r.bias:
+            clause = f"{r.desc} are counted twice ({show(_combine((2, p.poly)))} instead of {whole})"
+            out.append(_Change(((i, 2),), Fraction(1), f"{_cap(clause)}: one bias per projection.", clause, i, "part"))
+        if r.pair:
+            clause = f"only one of {r.desc} is counted"
+            out.append(_Change(((i, Fraction(1, 2)),), Fraction(1), f"{_cap(clause)}: each is "
+                                                                    f"{show(_combine((Fraction(1, 2), p.poly)))}, "
+                                                                    f"together {whole}.", clause, i, "part"))
+    four = [i for i, p in enumerate(parts) if inside[i] and p.role.fourfold]
+    if len(four) >= 2:
+        share = show(_combine(*((Fraction(1, 4), parts[i].poly) for i in four)))
+        its = " and ".join(f"its {parts[i].role.one or 'share'}" for i in four)
+        out.append(_Change(tuple((i, Fraction(3, 4)) for i in four), Fraction(1),
+                           f"W^O is forgotten: {its} ({share}) are missing; W^Q, W^K, W^V and W^O make four.",
+                           f"W^O is forgotten ({share})", "four", "part"))
+        out.append(_Change(tuple((i, Fraction(1, 4)) for i in four), Fraction(1),
+                           f"One projection instead of four: W^Q, W^K, W^V and W^O each have {share}.",
+                           "one projection is counted instead of four", "four", "part"))
+    if measures == "flops":
+        out.append(_Change((), Fraction(1, 2), "That counts multiply-adds; with 1 multiply-add = 2 FLOPs it is twice "
+                                               "as much.", "multiply-adds are counted instead of FLOPs "
+                                                           "(1 multiply-add = 2 FLOPs)", "all", "whole"))
+    return out
+
+
+def _combinable(a: _Change, b: _Change, four: set) -> bool:
+    if a.group == b.group:
+        return False
+    return not ((a.group == "four" and b.group in four) or (b.group == "four" and a.group in four))
+
+
+@lru_cache(maxsize=512)
+def _variants(formula: str, formulas: tuple, table, measures, combine: bool = True) -> tuple:
+    """((poly, message, tag), ...), simplest first; tag: part, added, whole (the whole formula
+    changed), swap, factor, two (two changes at once)."""
+    ref = _poly_of_text(formula, table, formulas)
+    if not ref:
+        return ()
+    parts, inside = decompose(ref, formulas)
+    changes = _changes(parts, inside, measures)
+    four = {i for i, p in enumerate(parts) if inside[i] and p.role.fourfold}
+
+    def build(coefs: dict, factor: Fraction) -> tuple:
+        return _combine(*((factor * coefs.get(i, 1 if inside[i] else 0), p.poly) for i, p in enumerate(parts)))
+
+    out: dict = {}          # poly -> [messages, tag]; insertion order is the order of preference
+
+    def add(poly, message, tag: str, merge: bool = True):
+        if not poly or poly == ref:
+            return
+        entry = out.get(poly)
+        if entry is None:
+            out[poly] = [[message], tag]
+        elif merge and entry[1] != "two" and len(entry[0]) < 2 and message not in entry[0]:
+            entry[0].append(message)
+
+    for c in changes:
+        add(build(dict(c.coefs), c.factor), c.message, c.tag)
+    # d_k where d belongs: in the whole formula, or in one part (8·n·d_k² + 4·n²·d)
+    polynomial = all(e > 0 for powers, _ in ref for _, e in powers)
+    for s in swaps(table):
+        by = ((s.base, 1), (s.divisor, -1))
+        if not polynomial or not any(n == s.base for powers, _ in ref for n, _ in powers):
+            continue
+        add(_substitute(ref, s.base, by), f"You used {s.def_shown()} where {s.base_shown} belongs.", "whole")
+        if sum(inside) >= 2:
+            for i, p in enumerate(parts):
+                if inside[i] and any(n == s.base for powers, _ in p.poly for n, _ in powers):
+                    add(_combine((1, ref), (-1, p.poly), (1, _substitute(p.poly, s.base, by))),
+                        f"In {p.shown}, you used {s.def_shown()} where {s.base_shown} belongs.", "swap")
+    # a formula written with d_k: d where d_k belongs (and the other way)
+    if all(name != formula for name, _ in formulas):
+        for text, message in _text_swaps(str(formula), table):
+            try:
+                poly = _poly_of_text(text, table, formulas)
+            except Exception:       # an author's text that does not parse once swapped: no variant
+                continue
+            if poly is not None:
+                add(poly, message, "swap")
+    # a factor of a product missing (4·h·n² for 4·b·h·n²)
+    if len(ref) == 1 and sum(e for _, e in ref[0][0] if e > 0) >= 2:
+        for name, e in ref[0][0]:
+            if e > 0:
+                add(_times_monomial(ref, ((name, -1),)), f"A factor {name} is missing.", "factor", False)
+    # two changes at once (on different parts, or a part and the whole)
+    if combine:
+        for x in range(len(changes)):
+            for y in range(x + 1, len(changes)):
+                a, b = changes[x], changes[y]
+                if _combinable(a, b, four):
+                    coefs = dict(a.coefs)
+                    coefs.update(b.coefs)
+                    add(build(coefs, a.factor * b.factor), f"{_cap(a.clause)}, and {b.clause}.", "two", False)
+    return tuple((poly, " Or: ".join(ms), tag) for poly, (ms, tag) in out.items())
+
+
+# ---------------------------------------------------------------- per kind of answer
+
+def formula_variants(formula: str, formulas: tuple, table, measures: str | None = None) -> tuple:
+    """Variants of ``formula`` (a name among ``formulas``, the spec's named formulas as
+    ((name, SymPy expr), ...), or text in the table's symbols): ((SymPy expr, message), ...),
+    simplest first, each different from the formula and from the others."""
+    return tuple((to_sympy(p, table), m) for p, m, _ in _variants(formula, formulas, table, measures))
+
+
+def _values(at: dict, table) -> dict:
+    """Sizes by symbol name (aliases resolved), as Fractions."""
+    out = {}
+    for k, v in at.items():
+        try:
+            out[table.symbol(str(k)).name] = Fraction(str(v)) if isinstance(v, float) else Fraction(v)
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
+
+
+def number_variants(formula: str, formulas: tuple, table, at: dict, measures: str | None = None) -> tuple:
+    """((exact value, message), ...): the formula's variants at the sizes ``at``. None equals
+    the reference; where single changes give one value, the message says both."""
+    values = _values(at, table)
+    ref_poly = _poly_of_text(formula, table, formulas)
+    if not ref_poly:
+        return ()
+    ref = value_at(ref_poly, values)
+    out: dict = {}          # value -> [messages, tag]
+    for poly, message, tag in _variants(formula, formulas, table, measures):
+        v = value_at(poly, values)
+        if v is None or v == ref or v == 0:
+            continue
+        entry = out.get(v)
+        if entry is None:
+            out[v] = [[message], tag]
+        elif tag != "two" and entry[1] != "two" and len(entry[0]) < 2:
+            entry[0].append(message)
+    return tuple((v, " Or: ".join(ms)) for v, (ms, _) in out.items())
+
+
+def shape_variants(axes: tuple, formulas: tuple, table, at: dict) -> tuple:
+    """((shape, message), ...): one axis at a time with d where d_k belongs (or d_k where d
+    belongs) in its formula, at the sizes ``at``."""
+    values = _values(at, table)
+    ref = []
+    for text in axes:
+        poly = _poly_of_text(str(text), table, formulas)
+        v = None if poly is None else value_at(poly, values)
+        if v is None or v.denominator != 1:
+            return ()
+        ref.append(int(v))
+    out, seen = [], {tuple(ref)}
+    for i, text in enumerate(axes):
+        for swapped, message in _text_swaps(str(text), table):
+            try:
+                poly = _poly_of_text(swapped, table, formulas)
+            except Exception:
+                continue
+            v = None if poly is None else value_at(poly, values)
+            if v is None or v.denominator != 1 or v <= 0:
+                continue
+            shape = tuple(ref[:i]) + (int(v),) + tuple(ref[i + 1:])
+            if shape not in seen:
+                seen.add(shape)
+                out.append((shape, f"{format_shape(shape)}: axis {i + 1} is {swapped.replace('*', '·')} = "
+                                   f"{format_value(v)}. {message}"))
+    return tuple(out)
+
+
+def _lower(message: str) -> str:
+    first = message.split(" ", 1)[0]
+    return message[0].lower() + message[1:] if first in ("You", "In", "Only", "The", "That", "One", "A") else message
+
+
+@lru_cache(maxsize=128)
+def relation_variants(lhs: str, op: str, rhs: str, formulas: tuple, table) -> tuple:
+    """((SymPy relation, message), ...): ``lhs op rhs`` with d_k for d on both sides, or one
+    side changed as :func:`formula_variants` changes a formula (one change at a time)."""
+    import sympy
+    rel = {">": sympy.StrictGreaterThan, "<": sympy.StrictLessThan, ">=": sympy.GreaterThan,
+           "<=": sympy.LessThan}.get(op)
+    left, right = _poly_of_text(lhs, table, formulas), _poly_of_text(rhs, table, formulas)
+    if rel is None or not left or not right:
+        return ()
+    out = []
+
+    def add(a, b, message):
+        out.append((rel(to_sympy(a, table), to_sympy(b, table), evaluate=False), message))
+
+    for s in swaps(table):
+        by = ((s.base, 1), (s.divisor, -1))
+        mentioned = any(n == s.base for poly in (left, right) for powers, _ in poly for n, _ in powers)
+        if mentioned:
+            add(_substitute(left, s.base, by), _substitute(right, s.base, by),
+                f"You used {s.def_shown()} where {s.base_shown} belongs.")
+    for side, text in ((left, lhs), (right, rhs)):
+        for poly, message, tag in _variants(text, formulas, table, None, False):
+            if tag in ("part", "swap", "whole"):
+                a, b = (poly, right) if side is left else (left, poly)
+                add(a, b, f"On the side {show(side)}: {_lower(message)} That moves where the two sides cross.")
+    return tuple(out)
