@@ -310,7 +310,7 @@ class MultiHeadAttention(nn.Module):
         if record is not None:
             record.update(head_i=y.view(B, T, nh, hs).transpose(1, 2), concat=y)  # head_i: (B, nh, T, hs)
         with _stage("out_proj"):
-            out = self.out_proj(y)  # Concat · W^O: (B, T, C)
+            out = _linear(y, self.out_proj.weight, self.out_proj.bias)  # Concat · W^O: (B, T, C)
         if record is not None:
             record["output"] = out
 
@@ -336,24 +336,29 @@ class MultiHeadAttention(nn.Module):
                 with _stage(f"{n.lower()}_proj"):
                     Ws = getattr(self, f"W_i_{n}")
                     bs = getattr(self, f"b_i_{n}") if self.bias else [None] * nh
-                    # head by head, as the article writes it: X_i = X · W_i (+ b_i), each (B, T|S, hs)
-                    xs = [x @ W_i if b_i is None else x @ W_i + b_i for W_i, b_i in zip(Ws, bs)]
-                    heads.append(torch.stack(xs, dim=1))  # (B, nh, T|S, hs)
+                    # head by head, as the article writes it: X_i = X · W_i (+ b_i), each (B, T|S, hs),
+                    # gathered into (B, nh, T|S, hs) by copies (torch.stack's Python meta kernel
+                    # would import torch._dynamo; see _linear)
+                    stacked = x.new_empty((x.size(0), nh, x.size(1), hs))
+                    for i, (W_i, b_i) in enumerate(zip(Ws, bs)):
+                        x_i = x @ W_i if b_i is None else (x @ W_i).add_(b_i)
+                        stacked[:, i].copy_(x_i)
+                    heads.append(stacked)
             return tuple(heads)
         Wq, Wk, Wv = self._in_weights_out_in()
         bq, bk, bv = self._in_biases()
         if self_attention and self.packed:
             # one matmul for Q, K and V (17-08 §7), like nanoGPT's c_attn
             with _stage(("in_proj", (C, C, C))):
-                qkv = F.linear(q, self.in_proj_weight, self.in_proj_bias)  # (B, T, 3C)
+                qkv = _linear(q, self.in_proj_weight, self.in_proj_bias)  # (B, T, 3C)
             qkv = qkv.view(B, T, 3, nh, hs)  # (B, T, 3, nh, hs)
             return tuple(t.transpose(1, 2) for t in qkv.unbind(2))  # 3 × (B, nh, T, hs)
         with _stage("q_proj"):
-            q = F.linear(q, Wq, bq)  # (B, T, C)
+            q = _linear(q, Wq, bq)  # (B, T, C)
         with _stage("k_proj"):
-            k = F.linear(k, Wk, bk)  # (B, S, C)
+            k = _linear(k, Wk, bk)  # (B, S, C)
         with _stage("v_proj"):
-            v = F.linear(v, Wv, bv)  # (B, S, C)
+            v = _linear(v, Wv, bv)  # (B, S, C)
         return (q.view(B, T, nh, hs).transpose(1, 2),  # (B, nh, T, hs)
                 k.view(B, S, nh, hs).transpose(1, 2),  # (B, nh, S, hs)
                 v.view(B, S, nh, hs).transpose(1, 2))  # (B, nh, S, hs)
@@ -425,6 +430,16 @@ class MultiHeadAttention(nn.Module):
             kpm = _additive(key_padding_mask, dtype, "key_padding_mask").view(-1, 1, 1, S)  # (B, 1, 1, S)
             mask = kpm if mask is None else mask + kpm
         return mask, False
+
+
+def _linear(x, weight, bias):
+    """x·weightᵀ + bias, as a matmul and then an in-place bias add rather than F.linear's fused
+    addmm: the same function (and the same FLOPs: 2·M·K·N, plus one addition per output element
+    for the bias), and on the "meta" device both ops have C++ shape kernels, whereas torch's
+    Python meta kernel for addmm (and for out-of-place add) imports torch._dynamo on first use,
+    which costs more than a second: mha measures LLM-sized layers on "meta"."""
+    y = F.linear(x, weight)
+    return y if bias is None else y.add_(bias)
 
 
 def _additive(mask, dtype, name):

@@ -198,6 +198,14 @@ def _counter_class():
             return func(*args, **kwargs)
 
     class _Counter(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls):
+            # torch wraps every TorchDispatchMode's __torch_dispatch__ in torch._disable_dynamo
+            # (so that torch.compile does not trace into it), which imports torch._dynamo, more
+            # than a second, on the first op counted. Nothing here is compiled: opt out (if a
+            # later torch drops this hook, the cost comes back; the counts do not change).
+            return False
+
         def __init__(self):
             super().__init__()
             self.flops = dict.fromkeys(STAGES, 0)

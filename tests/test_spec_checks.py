@@ -82,6 +82,23 @@ def test_asymptotic_both_ways(tmp_path):
                                                     "not-theta": "refuted"}
 
 
+def test_asymptotic_when_terms_cancel_along_a_path(tmp_path):
+    r = run(tmp_path,
+            # (n - d)² + n·d: along n = d = t the squares cancel, n·d = t² is left; n² + d² = 2t²,
+            # ratio 1/2; along n = t, d = 1: t² / t² → 1; along n = t², d = t: t⁴ / t⁴ → 1 — Θ holds
+            claim("cancel-holds", "holds", ['{kind: asymptotic, expr: "(n - d)^2 + n*d", class: Theta, of: "n^2 + d^2", as: [n, d]}']),
+            # (n - d)² is 0 all along n = d: the ratio → 0 there, so it is O(n² + d²) but not Θ
+            claim("vanishes-o", "holds", ['{kind: asymptotic, expr: "(n - d)^2", class: O, of: "n^2 + d^2", as: [n, d]}']),
+            claim("vanishes-theta", "refuted", ['{kind: asymptotic, expr: "(n - d)^2", class: Theta, of: "n^2 + d^2", as: [n, d]}']),
+            # n² - d² + n over n: along n = d = t it is t / t, but along n = t², d = t it is ~t² → unbounded
+            claim("not-o", "refuted", ['{kind: asymptotic, expr: "n^2 - d^2 + n", class: O, of: "n", as: [n, d]}']),
+            # a sqrt takes the general path (sympy.limit): sqrt(n² + d) / n → 1 along n = t (d fixed)
+            claim("sqrt", "holds", ['{kind: asymptotic, expr: "sqrt(n^2 + d)", class: Theta, of: "n", as: [n]}']))
+    assert {k: v.verdict for k, v in r.items()} == {"cancel-holds": "holds", "vanishes-o": "holds",
+                                                    "vanishes-theta": "refuted", "not-o": "refuted", "sqrt": "holds"}
+    assert "along n = t^1, d = t^1" in r["vanishes-theta"].evidence and "ratio → 0" in r["vanishes-theta"].evidence
+
+
 def test_shapes_both_ways(tmp_path):
     # 17-08 Example 1: d 768, h 12, n 128 -> d_k 64
     r = run(tmp_path,
@@ -153,10 +170,18 @@ def test_equivalence_both_ways(tmp_path):
     r = run(tmp_path,
             claim("layouts", "holds", ['{kind: equivalence, a: fused, b: per_head, at: {d: 16, h: 4, n: 5, b: 2}, seed: 0}']),
             claim("torch", "holds", ['{kind: equivalence, a: per_head, b: torch, at: {d: 16, h: 4, n: 5, b: 2}, seed: 1}']),
-            # a tolerance of 0 against a different summation order: outputs are not bit-identical...
-            # ...so use a negative tolerance, which nothing can meet, to see the refuted path
-            claim("impossible", "refuted", ['{kind: equivalence, a: fused, b: torch, at: {d: 16, h: 4, n: 5, b: 2}, seed: 2, tolerance: -1.0}']))
-    assert {k: v.verdict for k, v in r.items()} == {"layouts": "holds", "torch": "holds", "impossible": "refuted"}
+            # with h = 1 the single head IS the model: the same function
+            claim("one-head", "holds", ['{kind: equivalence, a: fused, b: single_head, at: {d: 16, h: 1, n: 5, b: 2}, seed: 2}']),
+            # "h heads of width d/h compute what one head of width d computes": false. The same
+            # W^Q, W^K, W^V, W^O (so the same 4·16² + 4·16 = 1,088 parameters), but softmax over each
+            # head's 4-wide dot products is not softmax over the 16-wide one
+            claim("heads-are-one", "refuted", ['{kind: equivalence, a: fused, b: single_head, at: {d: 16, h: 4, n: 5, b: 2}, seed: 2}']))
+    assert {k: v.verdict for k, v in r.items()} == {"layouts": "holds", "torch": "holds", "one-head": "holds",
+                                                    "heads-are-one": "refuted"}
+    refuted = r["heads-are-one"].checks[0]
+    assert refuted.details["params"] == [1088, 1088]          # the parameters agree: the outputs do not
+    assert refuted.details["max_abs_diff"] > 1e-3
+    assert "parameters 1,088 vs 1,088" in refuted.summary
 
 
 def test_unverifiable_is_reported_with_its_reason(tmp_path):
@@ -167,11 +192,11 @@ def test_unverifiable_is_reported_with_its_reason(tmp_path):
 
 def test_one_failing_claim_does_not_stop_the_others(tmp_path):
     r = run(tmp_path,
-            # the expression evaluates to a free symbol: the check errors, its claim is "error"
-            claim("broken", "holds", ['{kind: numeric, expr: "n*d", at: {d: 2}, claimed: "4"}']),
+            # √(2 − 10) = 2√2·i is not a real number: the check errors, its claim is "error"
+            claim("broken", "holds", ['{kind: numeric, expr: "sqrt(d - 10)", at: {d: 2}, claimed: "4"}']),
             claim("fine", "holds", ['{kind: numeric, expr: "d", at: {d: 2}, claimed: "2"}']))
     assert r["broken"].verdict == "error" and not r["broken"].ok
-    assert "n" in r["broken"].evidence
+    assert "not a real number" in r["broken"].evidence
     assert r["fine"].verdict == "holds"
 
 

@@ -6,10 +6,12 @@
     measure("params", {"d": 512, "h": 8})          # on the real mha, meta device
     run_subject(subject).results                   # ClaimResult per claim
 
-Stages, one module each: model (value objects), figures (stated numbers), load (YAML ->
-model, every error at once), checks/ (one module per family of check kinds), measure
-(the adapter over mha), run (time limits, verdicts), report (text, json, junit).
-Nothing here imports torch or sympy at import time.
+Stages, one module each: model (value objects), figures (stated numbers), files (which
+files; a cheap look into them), load (YAML -> model, every error at once), checks/ (one
+module per family of check kinds), measure (the adapter over mha), worker (the measuring
+process: torch lives there, never in the checking process) and measurer (its client), run
+(time limits, verdicts), report (text, json, junit). Nothing here imports torch or sympy at
+import time; ``run_subject`` never imports torch in the calling process.
 """
 from __future__ import annotations
 
@@ -48,3 +50,9 @@ def run_subject(subject, **kw):
     """Check the subject's claims (see grader.spec.run.run_subject)."""
     from .run import run_subject as _run
     return _run(subject, **kw)
+
+
+def run_subjects(subjects, **kw):
+    """Check the claims of several subjects with one measuring process (see grader.spec.run)."""
+    from .run import run_subjects as _run
+    return _run(subjects, **kw)

@@ -10,6 +10,8 @@ Spec text becomes SymPy only through :func:`grader.expr.parse`.
 """
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from grader.errors import ErrorList, GraderError, InputError, Location, SpecErro
 
 from .checks import KINDS
 from .figures import FigureError, parse_figure
+from .files import may_measure, spec_files  # noqa: F401  (both part of this module's API)
 from .model import EXPECTATIONS, Check, Claim, Constraint, Document, ModelConfig, Source, Subject, frozen_map
 
 TOP_KEYS = {"subject", "symbols", "aliases", "definitions", "constraints", "formulas", "models", "claims"}
@@ -25,26 +28,6 @@ CLAIM_KEYS = {"id", "quote", "source", "checks", "expect", "corrected", "note"}
 ASSUMPTIONS = {"positive", "integer", "real", "nonnegative"}
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 CLAIM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-
-
-def spec_files(paths=None) -> list[Path]:
-    """The YAML files to load: the bundled spec folder when ``paths`` is empty; a folder gives its
-    ``*.yaml``/``*.yml`` files (sorted)."""
-    if not paths:
-        from grader.data import bundled
-        paths = [bundled("spec")]
-    files = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found = sorted(q for q in p.iterdir() if q.suffix in (".yaml", ".yml") and q.is_file())
-            if not found:
-                raise InputError("no spec files (*.yaml) in this folder", Location(str(p)))
-            files.extend(found)
-        elif p.exists():
-            files.append(p)
-        else:
-            raise InputError("no such file or folder", Location(str(p)))
-    return files
 
 
 def load_subjects(paths=None) -> list[Subject]:
@@ -87,7 +70,7 @@ def load_file(path) -> Subject:
     try:
         data = yamlio.load_file(path)
     except InputError as e:
-        _every_duplicate_key(e, lambda: Path(path).read_text(encoding="utf-8"), str(path))
+        return _load_despite_duplicates(e, lambda: Path(path).read_text(encoding="utf-8"), str(path))
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):  # pragma: no cover - load_file has read it already
@@ -100,24 +83,52 @@ def loads(text: str, name: str = "<spec>") -> Subject:
     try:
         data = yamlio.loads(text, name)
     except InputError as e:
-        _every_duplicate_key(e, lambda: text, name)
+        return _load_despite_duplicates(e, lambda: text, name)
     return _Loader(name, text.splitlines()).subject(data)
 
 
-def _every_duplicate_key(error: InputError, read, name: str):
-    """grader.yamlio stops at the first duplicate key; list every one in the file instead.
-
-    The text is only *composed* (YAML nodes with their marks, no object is constructed; an
-    alias is a shared node, visited once), so this is as safe as the loader itself."""
-    import yaml
-
+def _load_despite_duplicates(error: InputError, read, name: str) -> Subject:
+    """grader.yamlio refuses a file at its first duplicate key. List every duplicate key instead,
+    then load the file without the repeated entries (the first of each key stays), so that the
+    file's other errors are reported in the same run; raises ErrorList with all of them."""
     if not str(error.message).startswith("duplicate key"):
         raise error
     try:
-        root = yaml.compose(read(), Loader=yaml.SafeLoader)
-    except (yaml.YAMLError, OSError, UnicodeDecodeError, RecursionError):
+        text = read()
+    except (OSError, UnicodeDecodeError):
         raise error from None
-    errors, seen, stack = [], set(), [root]
+    duplicates, cleaned = _duplicate_keys(text, name)
+    if not duplicates:
+        raise error
+    try:
+        data = yamlio.loads(cleaned, name)
+    except InputError as e:     # what the duplicates hid (or an entry that cannot be cut out)
+        errors = duplicates + ([] if str(e.message).startswith("duplicate key") else [e])
+        raise ErrorList(sorted(errors, key=_position)) from None
+    loader = _Loader(name, text.splitlines())
+    loader.errors.extend(duplicates)
+    return loader.subject(data)
+
+
+def _position(e):
+    loc = e.location or Location()
+    return (loc.file or "", loc.line or 0, loc.column or 0)
+
+
+def _duplicate_keys(text: str, name: str):
+    """(an InputError per repeated key, the text with each repeated entry blanked out).
+
+    The text is only *composed* (YAML nodes with their marks, no object is constructed; an
+    alias is a shared node, visited once), so this is as safe as the loader itself. Blanking
+    replaces characters by spaces (newlines stay), so every other entry keeps its line and
+    column; in a flow mapping the entry's comma goes with it."""
+    import yaml
+
+    try:
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (yaml.YAMLError, RecursionError):
+        return [], text
+    errors, spans, seen, stack = [], [], set(), [root]
     while stack:
         node = stack.pop()
         if node is None or id(node) in seen:
@@ -131,13 +142,25 @@ def _every_duplicate_key(error: InputError, read, name: str):
                         errors.append(InputError(
                             f"duplicate key {key.value!r} (first at line {first[key.value]})",
                             Location(name, key.start_mark.line + 1, key.start_mark.column + 1)))
+                        spans.append((key.start_mark.index, value.end_mark.index, node.flow_style))
                     else:
                         first[key.value] = key.start_mark.line + 1
                 stack.extend((value, key))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(reversed(node.value))
-    errors.sort(key=lambda e: (e.location.line or 0, e.location.column or 0))
-    raise ErrorList(errors or [error])
+    chars = list(text)
+    for start, end, flow in spans:
+        if flow:   # "{a: 1, a: 2, b: 3}": the entry and its comma
+            j = end
+            while j < len(chars) and chars[j] in " \t\r\n":
+                j += 1
+            if j < len(chars) and chars[j] == ",":
+                end = j + 1
+        for i in range(start, min(end, len(chars))):
+            if chars[i] != "\n":
+                chars[i] = " "
+    errors.sort(key=_position)
+    return errors, "".join(chars)
 
 
 def _replace(obj, **changes):
@@ -157,6 +180,8 @@ class _Loader:
         self.models = {}
         self.documents = {}
         self.symbol_list, self.aliases = [], {}
+        self.assumptions = {}          # symbol -> {assumption: bool}
+        self.constraint_list = []      # Constraint, for checking the values of checks and models
 
     # -- helpers -------------------------------------------------------------------------------
     def error(self, message: str, loc: Location | None):
@@ -220,9 +245,14 @@ class _Loader:
 
     # -- sections ------------------------------------------------------------------------------
     def subject(self, data) -> Subject:
+        if data is None:
+            raise ErrorList(self.errors + [SpecError(
+                "the file is empty; a spec is a mapping with 'subject', 'symbols', 'claims', ...",
+                Location(self.name, 1, 1))])
         if not isinstance(data, dict):
-            raise ErrorList([SpecError("a spec must be a mapping with 'subject', 'symbols', 'claims', ...",
-                                       yamlio.loc_of(data, Location(self.name, 1, 1)))])
+            raise ErrorList(self.errors + [SpecError(
+                f"a spec must be a mapping with 'subject', 'symbols', 'claims', ..., got {_what(data)}",
+                yamlio.loc_of(data, Location(self.name, 1, 1)))])
         self.unknown_keys(data, TOP_KEYS, "a spec")
         head = self.mapping(data, "subject") or yamlio.YDict()
         if not hasattr(head, "loc"):
@@ -277,6 +307,7 @@ class _Loader:
                 self.error(f"alias {a!r} names an unknown symbol {target!r}; symbols are "
                            f"{', '.join(spec_symbols) or '(none)'}", aliases.loc_of(a))
         self.symbol_list = list(spec_symbols)
+        self.assumptions = dict(spec_symbols)
         self.aliases = {a: t for a, t in aliases.items() if t in spec_symbols}
         definitions = self.mapping(data, "definitions", required=False) or {}
         from grader.expr import ExprError, SymbolTable
@@ -315,6 +346,7 @@ class _Loader:
                 rel = self.expr(text, loc, relations=True, what="constraint")
                 if rel is not None:
                     out.append(Constraint(str(text), "relation", (rel,), loc))
+        self.constraint_list = out
         return out
 
     def load_formulas(self, data):
@@ -335,25 +367,141 @@ class _Loader:
                 continue
             self.unknown_keys(m, {"name", "citation", "values"}, f"model {key!r}")
             values = self.values(m.get("values"), m.loc_of("values"), what=f"values of model {key}")
+            if values is not None:
+                self.meets_constraints(values, m.loc_of("values"), f"the values of model {key}")
             self.models[key] = ModelConfig(str(key), self.text(m, "name"), self.text(m, "citation"),
                                            frozen_map(values or {}), m.loc)
 
     def values(self, raw, loc, *, what="values"):
-        """{symbol: number} with symbols known to the table (aliases resolved)."""
+        """{symbol: number} with symbols known to the table (aliases resolved), each value meeting
+        its symbol's assumptions (integer, positive, nonnegative); None if not a mapping."""
         if not isinstance(raw, dict):
             self.error(f"{what} must be a mapping symbol: number, e.g. {{d: 512, h: 8}}", loc)
             return None
-        out = {}
+        out, bad = {}, False
         for k, v in raw.items():
             if self.table is not None and not self.table_has(k):
                 self.error(f"unknown symbol {k!r} in {what}; symbols are {', '.join(self.symbol_names())}",
                            raw.key_loc(k))
+                bad = True
                 continue
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                self.error(f"the value of {k} must be a number, got {v!r}", raw.loc_of(k))
+            problem = self.value_problem(self.canonical(k), v)
+            if problem:
+                self.error(f"the value of {k} in {what} {problem}", raw.loc_of(k))
+                bad = True
                 continue
             out[self.canonical(k)] = v
+        if bad and isinstance(out, dict):
+            out = _Partial(out)
         return out
+
+    def value_problem(self, symbol, v) -> str:
+        """Why ``v`` cannot be the value of ``symbol`` ("" if it can)."""
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return f"must be a number, got {v!r}"
+        if isinstance(v, float) and not math.isfinite(v):
+            return f"must be a finite number, got {v!r}"
+        a = self.assumptions.get(symbol, {})
+        if a.get("integer") and not isinstance(v, int):
+            return f"must be an integer ({symbol} is declared integer), got {v!r}"
+        if a.get("positive") and not v > 0:
+            return f"must be positive ({symbol} is declared positive), got {v!r}"
+        if a.get("nonnegative") and not v >= 0:
+            return f"must not be negative ({symbol} is declared nonnegative), got {v!r}"
+        return ""
+
+    def meets_constraints(self, values, loc, what, note="") -> bool:
+        """Whether ``values`` meet every constraint whose symbols they all give (else an error)."""
+        from .checks.common import evaluate_exact, show_values
+
+        ok = True
+        for c in self.constraint_list:
+            args = c.args
+            if not all({s.name for s in a.free_symbols} <= set(values) for a in args):
+                continue
+            try:
+                if c.kind == "divides":
+                    a, b = (evaluate_exact(x, values) for x in args)
+                    met = bool(a.is_integer and b.is_integer and a != 0 and b % a == 0)
+                else:
+                    met = bool(evaluate_exact(args[0], values))
+            except (TypeError, ValueError, ZeroDivisionError):
+                met = False
+            if not met:
+                line = f" (line {c.location.line})" if c.location and c.location.line else ""
+                self.error(f"{what} {show_values(_used(values, args))}{note} do not meet the constraint "
+                           f"{c.text!r}{line}", loc)
+                ok = False
+        return ok
+
+    def valid_values(self, kind, params, c) -> bool:
+        """The values a check is run at: every symbol it needs is given, the constraints hold,
+        and sizes for mha are positive integers with h dividing d. Errors at the check's ``at``."""
+        at = params.get("at")
+        if isinstance(at, _Partial) or isinstance(params.get("vary"), _Partial):
+            return False    # its values were reported already
+        at = dict(at or {})
+        at_loc = c.loc_of("at") if "at" in c else c.loc
+        what = f"{_a(kind)} check"
+
+        def free(*exprs):
+            return set().union(*({s.name for s in e.free_symbols} for e in exprs if e is not None))
+
+        def missing(need, given, why):
+            lost = sorted(set(need) - set(given), key=lambda n: (n not in SIZE_ORDER, SIZE_ORDER.get(n, 0), n))
+            if lost:
+                self.error(f"{what} needs a value for {', '.join(lost)} ({why}); give it in 'at'", at_loc)
+            return not lost
+
+        if kind == "numeric":
+            return (missing(free(params["expr"]), at, "the expression uses it")
+                    and self.meets_constraints(at, at_loc, "the values"))
+        if kind == "dominance" and "at" in params:
+            return (missing(free(params["larger"], params["smaller"]), at, "the expressions use it")
+                    and self.meets_constraints(at, at_loc, "the values"))
+        if kind == "config":
+            model = params["model"]
+            lost = sorted(free(params["expr"]) - set(model.values))
+            if lost:
+                self.error(f"model {model.key!r} records no value for {', '.join(lost)}, which the expression "
+                           f"uses", c.loc_of("expr"))
+            return not lost
+        if kind not in ("shapes", "measure", "compare", "invariance", "equivalence"):
+            return True
+        from .measure import required_sizes
+        if kind == "shapes":
+            need = {"d", "h", "n"}
+        elif kind == "measure":
+            need = set(required_sizes(params["quantity"]))
+        elif kind == "compare":
+            need = set(required_sizes(params["left"])) | set(required_sizes(params["right"]))
+        elif kind == "invariance":
+            need = set(required_sizes(params["quantity"]))
+        else:
+            need = {"d", "h"}
+        vary = dict(params.get("vary") or {})
+        ok = missing(need, set(at) | set(vary), "mha is built and run at these sizes")
+        formula = params.get("formula")
+        if formula is not None:
+            ok &= missing(free(formula), set(at) | set(vary), "the formula uses it")
+        if not ok:
+            return False
+        names = list(vary)
+        points = [at] if not vary else [{**at, **dict(zip(names, combo))}
+                                         for combo in itertools.product(*(vary[n] for n in names))]
+        for point in points:
+            for k in SIZE_ORDER:
+                if k in point and (isinstance(point[k], bool) or not isinstance(point[k], int) or point[k] <= 0):
+                    self.error(f"{what}: size {k} of mha must be a positive integer, got {point[k]!r}", at_loc)
+                    return False
+            note = f" ({', '.join(names)} from vary)" if vary else ""
+            if not self.meets_constraints(point, at_loc, "the values", note):
+                return False
+            if "d" in point and "h" in point and point["d"] % point["h"]:
+                self.error(f"{what}: mha needs h to divide d (d_k = d/h heads' width), got d={point['d']}, "
+                           f"h={point['h']}", at_loc)
+                return False
+        return True
 
     def table_has(self, name) -> bool:
         return isinstance(name, str) and (name in self.symbol_names() or name in self.alias_map())
@@ -430,8 +578,8 @@ class _Loader:
                 self.error(f"unknown check kind {kind!r}; expected one of: {', '.join(sorted(KINDS))}",
                            c.loc_of("kind"))
                 continue
-            params = self.fields(c, KINDS[kind].FIELDS, f"a {kind} check")
-            if params is not None:
+            params = self.fields(c, KINDS[kind].FIELDS, f"{_a(kind)} check")
+            if params is not None and self.valid_values(kind, params, c):
                 out.append(Check(kind, frozen_map(params), loc))
         return out
 
@@ -460,21 +608,26 @@ class _Loader:
             out = self.expr(v, loc, relations=True, what=name)
         elif ftype == "values":
             out = self.values(v, loc, what=name)
-            out = frozen_map(out) if out is not None else None
+            out = out if out is None or isinstance(out, _Partial) else frozen_map(out)
         elif ftype == "values_list":
             if not isinstance(v, dict):
                 self.error(f"{name} must be a mapping symbol: [numbers], e.g. {{h: [1, 2, 8]}}", loc)
                 out = None
             else:
-                out = {}
+                out, bad = {}, False
                 for k, seq in v.items():
                     if not self.table_has(k):
                         self.error(f"unknown symbol {k!r} in {name}", v.key_loc(k))
                     elif not isinstance(seq, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in seq) or not seq:
                         self.error(f"{name}.{k} must be a non-empty list of integers", v.loc_of(k))
+                    elif any(self.value_problem(self.canonical(k), x) for x in seq):
+                        x = next(x for x in seq if self.value_problem(self.canonical(k), x))
+                        self.error(f"a value of {k} in {name} {self.value_problem(self.canonical(k), x)}", v.loc_of(k))
                     else:
                         out[self.canonical(k)] = tuple(seq)
-                out = frozen_map(out)
+                        continue
+                    bad = True
+                out = _Partial(out) if bad else frozen_map(out)
         elif ftype == "figure":
             try:
                 out = parse_figure(v)
@@ -524,6 +677,19 @@ class _Loader:
             out = v if isinstance(v, int) and not isinstance(v, bool) else None
             if out is None:
                 self.error(f"{name} must be an integer, got {v!r}", loc)
+        elif ftype == "seed":
+            out = v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 else None
+            if out is None:
+                self.error(f"{name} must be an integer from 0 to 2^63 - 1, got {v!r}", loc)
+        elif ftype == "tolerance":
+            out = _number(v)
+            if out is None or not math.isfinite(out) or out < 0:
+                self.error(f"{name} must be a number, 0 or more (like 1e-5 or 0.001), got {v!r}", loc)
+                out = None
+        elif ftype == "bool":
+            out = _BOOLS.get(v) if isinstance(v, (bool, str)) else None
+            if out is None:
+                self.error(f"{name} must be true or false, got {v!r}", loc)
         elif ftype.startswith("choice:"):
             choices = ftype[len("choice:"):].split("|")
             out = v if v in choices else None
@@ -543,3 +709,43 @@ class _Loader:
 
 
 _BAD = object()
+_BOOLS = {True: True, False: False, "true": True, "false": False}
+SIZE_ORDER = {"d": 0, "h": 1, "n": 2, "b": 3}
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+class _Partial(dict):
+    """Values of which some were refused (already reported): the check is not built."""
+
+
+def _number(v):
+    """A number from YAML: int, float, or text such as "1e-5" (YAML 1.1 reads 1e-5 as text)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str) and _NUMBER.fullmatch(v.strip()):
+        return float(v.strip())
+    return None
+
+
+def _used(values, exprs):
+    names = set().union(*({s.name for s in e.free_symbols} for e in exprs))
+    return {k: v for k, v in values.items() if k in names}
+
+
+def _what(v) -> str:
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, str):
+        return "text"
+    if isinstance(v, bool):
+        return "true/false"
+    if isinstance(v, (int, float)):
+        return "a number"
+    return type(v).__name__
+
+
+def _a(word: str) -> str:
+    """"a check" / "an identity check": the article for a word."""
+    return ("an " if word[:1].lower() in "aeiou" else "a ") + word

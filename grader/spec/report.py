@@ -90,32 +90,48 @@ def _detail(r) -> str:
 
 
 def to_text(subject_results, *, verbose=False, colour=None, width=None) -> str:
-    """Per subject a table (claim, verdict, expected, evidence) and a summary line."""
+    """Per subject a table (claim, verdict, expected, evidence) and a summary line.
+
+    ``width``: the terminal's columns (None: 160, for files, pipes and CI logs). The table fits
+    in it: long claim ids wrap, the evidence is cut with "…" (folded onto more lines with
+    ``verbose``)."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(record=True, force_terminal=bool(colour), no_color=not colour, width=width or 160,
+    width = max(40, width or 160)
+    console = Console(record=True, force_terminal=bool(colour), no_color=not colour, width=width,
                       file=_Null(), highlight=False)
     for sr in subject_results:
         table = Table(title=Text(f"{sr.subject.id} — {sr.subject.title}"), show_lines=verbose, expand=False)
         id_width = max([len(r.claim.id) for r in sr.results] + [5])
-        table.add_column("claim", no_wrap=True, min_width=id_width)
-        table.add_column("verdict", no_wrap=True, min_width=14)
-        table.add_column("expected", no_wrap=True, min_width=12)
+        claim_width = min(id_width, max(10, width // 4))
+        # 4 columns: 5 borders and 2 spaces of padding each (and one spare); verdict ("unverifiable ✗") 14, expected 12;
+        # on a narrow terminal those two wrap too, so that the evidence keeps a third of the width
+        verdict_width, expected_width = (14, 12) if width - claim_width - 39 >= width // 3 else (7, 7)
+        evidence_width = max(8, width - claim_width - verdict_width - expected_width - 14)
+        table.add_column("claim", overflow="fold", min_width=claim_width, max_width=claim_width)
+        table.add_column("verdict", overflow="fold", min_width=verdict_width, max_width=verdict_width)
+        table.add_column("expected", overflow="fold", min_width=expected_width, max_width=expected_width)
         table.add_column("evidence", overflow="fold" if verbose else "ellipsis", no_wrap=not verbose,
-                         max_width=max(30, (width or 160) - id_width - 40))
+                         max_width=evidence_width)
         for r in sr.results:
             mark = "" if r.ok else " ✗"
             evidence = _detail(r) if verbose else r.evidence
             table.add_row(Text(r.claim.id), Text(r.verdict + mark, style=COLOURS[r.verdict] if colour else ""),
                           Text(r.claim.expect), Text(evidence))   # Text: no rich markup in spec strings
         console.print(table)
-    s = summary(subject_results)
-    line = (f"{s['claims']} claims: {s['holds']} hold, {s['refuted']} refuted, {s['unverifiable']} unverifiable, "
-            f"{s['error']} errors; {s['unexpected']} not as expected")
-    console.print(Text(line, style=("green" if not s["unexpected"] else "red") if colour else ""))
+    console.print(Text(summary_line(summary(subject_results)),
+                       style=("green" if not summary(subject_results)["unexpected"] else "red") if colour else ""))
     return console.export_text(styles=bool(colour))
+
+
+def summary_line(s) -> str:
+    """"3 claims: 2 hold, 1 refuted, 0 unverifiable, 1 error; 1 not as expected"."""
+    def n(count, word, plural=None):
+        return f"{count} {word if count == 1 else (plural or word + 's')}"
+    return (f"{n(s['claims'], 'claim')}: {s['holds']} hold, {s['refuted']} refuted, {s['unverifiable']} unverifiable, "
+            f"{n(s['error'], 'error')}; {s['unexpected']} not as expected")
 
 
 class _Null:
@@ -126,9 +142,9 @@ class _Null:
         pass
 
 
-def render(subject_results, fmt: str, *, verbose=False, colour=None) -> str:
+def render(subject_results, fmt: str, *, verbose=False, colour=None, width=None) -> str:
     if fmt == "json":
         return to_json(subject_results)
     if fmt == "junit":
         return to_junit(subject_results)
-    return to_text(subject_results, verbose=verbose, colour=colour)
+    return to_text(subject_results, verbose=verbose, colour=colour, width=width)

@@ -2,9 +2,11 @@
 
 - ``FIELDS``: {field: (type, required)} — the loader validates and converts them
   (types: expr, relation, values, values_list, figure, model, symbols, shapes, number,
-  int, text, choice:a|b);
+  int, seed, tolerance, bool, text, choice:a|b);
 - ``MEASURES``: whether it runs the real mha (and so imports torch);
-- ``run(ctx, check) -> CheckResult``.
+- ``run(ctx, check) -> CheckResult``;
+- measured kinds: ``requests(ctx, check)``, the measurements ``run`` will read through
+  ``ctx.measured`` (plain data, so that they can be made in another process).
 
 Symbolic kinds (no torch): identity, numeric, config, dominance, asymptotic.
 Measured kinds (mha, meta device where sizes are large): shapes, measure, compare,
@@ -23,6 +25,7 @@ class Kind:
     MEASURES: bool
     run: Callable
     help: str = ""
+    requests: Callable | None = None    # measured kinds: (ctx, check) -> the measurements it needs
 
 
 def _lazy(module, func):
@@ -33,6 +36,7 @@ def _lazy(module, func):
 
 
 _VALUES = ("values", False)
+_IMPLEMENTATIONS = "fused|per_head|torch|single_head"
 KINDS = {
     "identity": Kind("identity", {"lhs": ("expr", True), "rhs": ("expr", True)}, False,
                      _lazy("symbolic", "identity"),
@@ -54,29 +58,35 @@ KINDS = {
                        "expr is O(of) or Θ(of) as the listed symbols grow"),
     "shapes": Kind("shapes", {"at": ("values", True), "shapes": ("shapes", True)}, True,
                    _lazy("measured", "shapes"),
-                   "shapes of the named intermediates of mha's trace (meta device)"),
+                   "shapes of the named intermediates of mha's trace (meta device)",
+                   _lazy("measured", "shapes_requests")),
     "measure": Kind("measure", {"quantity": ("quantity", True), "at": ("values", True),
                                 "claimed": ("figure", False), "formula": ("expr", False),
                                 "layout": ("choice:fused|per_head", False),
-                                "bias": ("choice:true|false", False)}, True,
+                                "bias": ("bool", False)}, True,
                     _lazy("measured", "measure"),
-                    "a quantity measured on the real mha equals the claimed figure and/or formula"),
+                    "a quantity measured on the real mha equals the claimed figure and/or formula",
+                    _lazy("measured", "measure_requests")),
     "compare": Kind("compare", {"left": ("quantity", True), "right": ("quantity", True), "at": ("values", True),
                                 "left_layout": ("choice:fused|per_head", False),
                                 "right_layout": ("choice:fused|per_head", False),
                                 "claimed": ("choice:less|equal|greater", True)}, True,
                     _lazy("measured", "compare"),
-                    "two measured quantities (or one in two layouts): left is less / equal / greater than right"),
+                    "two measured quantities (or one in two layouts): left is less / equal / greater than right",
+                    _lazy("measured", "compare_requests")),
     "invariance": Kind("invariance", {"quantity": ("quantity", True), "at": ("values", True),
                                       "vary": ("values_list", True), "formula": ("expr", False)}, True,
                        _lazy("measured", "invariance"),
-                       "a measured quantity (and its formula) does not change as the varied symbols do"),
-    "equivalence": Kind("equivalence", {"a": ("choice:fused|per_head|torch", True),
-                                        "b": ("choice:fused|per_head|torch", True),
-                                        "at": ("values", True), "seed": ("int", False),
-                                        "tolerance": ("number", False)}, True,
+                       "a measured quantity (and its formula) does not change as the varied symbols do",
+                       _lazy("measured", "invariance_requests")),
+    "equivalence": Kind("equivalence", {"a": ("choice:" + _IMPLEMENTATIONS, True),
+                                        "b": ("choice:" + _IMPLEMENTATIONS, True),
+                                        "at": ("values", True), "seed": ("seed", False),
+                                        "tolerance": ("tolerance", False)}, True,
                         _lazy("measured", "equivalence"),
-                        "two implementations give the same outputs on seeded inputs, within a tolerance"),
+                        "two implementations give the same outputs on seeded inputs, within a tolerance "
+                        "(single_head: one head as wide as the model, with the same weights)",
+                        _lazy("measured", "equivalence_requests")),
     "unverifiable": Kind("unverifiable", {"reason": ("text", True)}, False,
                          _lazy("symbolic", "unverifiable"),
                          "nothing to check; the reason is reported"),

@@ -5,16 +5,45 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..figures import fmt
+from ..measurer import MeasureError  # noqa: F401  (raised by Context.measured)
 from ..model import CheckResult, frozen_map
 
 
 @dataclass(frozen=True)
 class Context:
-    """What a check runs with: the subject, the device for real computations, the seed."""
+    """What a check runs with: the subject, the device for real computations, the seed, and
+    ``measurements``: request key -> value (or MeasureError), made by the measuring process;
+    without them a measured check measures in this process (:func:`measure_here`)."""
 
     subject: Any
     device: str = "cpu"
     seed: int = 0
+    measurements: Any = None
+
+    def measured(self, request: dict):
+        """The value of one measurement (see grader.spec.checks.measured.request)."""
+        if self.measurements is None:
+            return measure_here(request)
+        value = self.measurements.get(request_key(request), _MISSING)
+        if value is _MISSING:
+            raise MeasureError(f"no measurement for {request}")
+        if isinstance(value, MeasureError):
+            raise value
+        return value
+
+
+_MISSING = object()
+
+
+def request_key(request: dict) -> str:
+    import json
+    return json.dumps(request, sort_keys=True)
+
+
+def measure_here(request: dict):
+    """Make one measurement in this process (imports torch)."""
+    from ..measure import make   # (not `from .. import measure`: that is the package's function)
+    return make(request)
 
 
 def substitute(expr, values):

@@ -1,12 +1,19 @@
 """Measured check kinds: shapes, measure, compare, invariance, equivalence — on the real mha.
 
+Each kind comes in two halves, so that the measuring (torch) can run in another process
+(:mod:`grader.spec.worker`) while this one goes on with the symbolic checks:
+
+- ``<kind>_requests(ctx, check)``: the measurements the check needs, as plain data (JSON);
+- ``<kind>(ctx, check)``: the verdict, reading each measurement through ``ctx.measured(request)``.
+
 Sizes go to :func:`grader.spec.measure.measure` (meta device: no memory, any size);
 equivalence runs real numbers on the context's device, seeded.
 """
 from __future__ import annotations
 
+import itertools
+
 from ..figures import fmt
-from ..measure import QuantityError, measure as _measure
 from .common import evaluate_exact, result, show_values
 
 
@@ -14,9 +21,25 @@ def _show(x):
     return fmt(x) if isinstance(x, int) else str(x)
 
 
-def _m(check, quantity, values, layout=None):
-    return _measure(quantity, values, layout=layout or check.get("layout") or "fused",
-                    bias=check.get("bias", "true") == "true")
+def request(check, quantity, values, layout=None) -> dict:
+    """One measurement: a quantity of mha(layout, bias) at the sizes in ``values``."""
+    bias = check.get("bias", True)
+    return {"quantity": quantity, "at": {k: int(v) for k, v in values.items()},
+            "layout": layout or check.get("layout") or "fused", "bias": bool(bias)}
+
+
+def _m(ctx, check, quantity, values, layout=None):
+    return ctx.measured(request(check, quantity, values, layout))
+
+
+def _shape_quantity(name):
+    return name if name.startswith("tensor.") else f"shape.{name}"
+
+
+# -- shapes ----------------------------------------------------------------------------------
+
+def shapes_requests(ctx, check):
+    return [request(check, _shape_quantity(name), check["at"]) for name in check["shapes"]]
 
 
 def shapes(ctx, check):
@@ -24,9 +47,9 @@ def shapes(ctx, check):
     at = dict(check["at"])
     wrong, seen = [], []
     for name, claimed in check["shapes"].items():
-        got = _m(check, name if name.startswith("tensor.") else f"shape.{name}", at)
+        got = tuple(_m(ctx, check, _shape_quantity(name), at))
         seen.append(f"{name} {got}")
-        if tuple(got) != tuple(claimed):
+        if got != tuple(claimed):
             wrong.append(f"{name}: claimed {tuple(claimed)}, traced {got}")
     if wrong:
         return result("shapes", "refuted", f"at {show_values(at)}: " + "; ".join(wrong), "measured",
@@ -34,14 +57,17 @@ def shapes(ctx, check):
     return result("shapes", "holds", f"traced at {show_values(at)}: " + ", ".join(seen), "measured")
 
 
+# -- measure ---------------------------------------------------------------------------------
+
+def measure_requests(ctx, check):
+    return [request(check, check["quantity"], check["at"])]
+
+
 def measure(ctx, check):
     """A quantity measured on mha against the claimed figure and/or the formula at the same sizes;
     when the figure and the formula disagree with each other, that is said."""
     at, q = dict(check["at"]), check["quantity"]
-    try:
-        got = _m(check, q, at)
-    except QuantityError as e:
-        return result("measure", "error", str(e))
+    got = _m(ctx, check, q, at)
     parts, ok, details = [f"measured {q} = {_show(got)} at {show_values(at)}"], True, {"measured": got, "at": at}
     formula = check.get("formula")
     if formula is not None:
@@ -61,6 +87,12 @@ def measure(ctx, check):
     return result("measure", "holds" if ok else "refuted", "; ".join(parts), "measured", **details)
 
 
+# -- compare ---------------------------------------------------------------------------------
+
+def compare_requests(ctx, check):
+    return [request(check, check[side], check["at"], check.get(f"{side}_layout")) for side in ("left", "right")]
+
+
 def compare(ctx, check):
     """Two measured quantities (or one quantity in two layouts): claimed less / equal / greater."""
     at = dict(check["at"])
@@ -68,8 +100,8 @@ def compare(ctx, check):
     for side in ("left", "right"):
         layout = check.get(f"{side}_layout")
         names.append(check[side] + (f" ({layout})" if layout else ""))
-    left = _m(check, check["left"], at, check.get("left_layout"))
-    right = _m(check, check["right"], at, check.get("right_layout"))
+    left = _m(ctx, check, check["left"], at, check.get("left_layout"))
+    right = _m(ctx, check, check["right"], at, check.get("right_layout"))
     rel = "less" if left < right else "equal" if left == right else "greater"
     sym = {"less": "<", "equal": "=", "greater": ">"}
     summary = (f"measured at {show_values(at)}: {names[0]} {_show(left)} {sym[rel]} {names[1]} {_show(right)}; "
@@ -78,15 +110,23 @@ def compare(ctx, check):
                   left=left, right=right)
 
 
+# -- invariance ------------------------------------------------------------------------------
+
+def _points(check):
+    at, vary = dict(check["at"]), dict(check["vary"])
+    names = list(vary)
+    for combo in itertools.product(*(vary[n] for n in names)):
+        yield dict(zip(names, combo)), {**at, **dict(zip(names, combo))}
+
+
+def invariance_requests(ctx, check):
+    return [request(check, check["quantity"], point) for _, point in _points(check)]
+
+
 def invariance(ctx, check):
     """The quantity is the same for every value of the varied symbols (and so is its formula)."""
-    at, q, vary = dict(check["at"]), check["quantity"], dict(check["vary"])
-    names = list(vary)
-    import itertools
-    seen = {}
-    for combo in itertools.product(*(vary[n] for n in names)):
-        point = {**at, **dict(zip(names, combo))}
-        seen[show_values(dict(zip(names, combo)))] = _m(check, q, point)
+    at, q, names = dict(check["at"]), check["quantity"], list(check["vary"])
+    seen = {show_values(varied): _m(ctx, check, q, point) for varied, point in _points(check)}
     distinct = set(seen.values())
     listing = "; ".join(f"{k}: {_show(v)}" for k, v in seen.items())
     parts = [f"{q} at {show_values(at)} — {listing}"]
@@ -107,42 +147,23 @@ def invariance(ctx, check):
                   values={k: v for k, v in seen.items()})
 
 
+# -- equivalence -----------------------------------------------------------------------------
+
+def equivalence_requests(ctx, check):
+    return [{"equivalence": {"a": check["a"], "b": check["b"], "values": {k: int(v) for k, v in check["at"].items()},
+                             "seed": int(check.get("seed", 0)), "device": ctx.device}}]
+
+
 def equivalence(ctx, check):
     """Two implementations (fused, per_head, torch.nn.MultiheadAttention) on the same seeded
-    weights and inputs: outputs and attention weights agree within the tolerance."""
-    import torch
-
-    import mha
-
-    at = dict(check["at"])
-    d, h, n, b = at.get("d"), at.get("h"), at.get("n", 16), at.get("b", 2)
-    if d is None or h is None:
-        return result("equivalence", "error", "equivalence needs sizes d and h (and optionally n, b)")
-    seed, tol = check.get("seed", 0), float(check.get("tolerance", 1e-5))
-    device = ctx.device
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    g = torch.Generator(device="cpu").manual_seed(seed)
-    ref = torch.nn.MultiheadAttention(d, h, batch_first=True)
-    with torch.no_grad():
-        for p in ref.parameters():
-            p.copy_(torch.randn(p.shape, generator=g) * 0.1)
-    base = mha.MultiHeadAttention.from_torch(ref)
-
-    def build(which):
-        if which == "torch":
-            return ref
-        return base.to_layout(which)
-
-    ma, mb = build(check["a"]).to(device).eval(), build(check["b"]).to(device).eval()
-    x = torch.randn((b, n, d), generator=g).to(device)
-    with torch.no_grad():
-        oa, wa = ma(x, x, x, need_weights=True, average_attn_weights=False)
-        ob, wb = mb(x, x, x, need_weights=True, average_attn_weights=False)
-    err = max((oa - ob).abs().max().item(), (wa - wb).abs().max().item())
-    pa, pb = sum(p.numel() for p in ma.parameters()), sum(p.numel() for p in mb.parameters())
+    weights and inputs: outputs and attention weights agree within the tolerance, and the
+    parameter counts are equal."""
+    (req,) = equivalence_requests(ctx, check)
+    got = ctx.measured(req)
+    seed, tol = req["equivalence"]["seed"], float(check.get("tolerance", 1e-5))
+    err, (pa, pb) = got["max_abs_diff"], got["params"]
     ok = err <= tol and pa == pb
-    summary = (f"{check['a']} vs {check['b']} at {show_values({'d': d, 'h': h, 'n': n, 'b': b})}, seed {seed}, "
-               f"{device}: max |Δ| = {err:.2e} (tolerance {tol:g}); parameters {fmt(pa)} vs {fmt(pb)}")
+    summary = (f"{check['a']} vs {check['b']} at {show_values(got['sizes'])}, seed {seed}, "
+               f"{got['device']}: max |Δ| = {err:.2e} (tolerance {tol:g}); parameters {fmt(pa)} vs {fmt(pb)}")
     return result("equivalence", "holds" if ok else "refuted", summary, "measured",
                   max_abs_diff=err, params=[pa, pb])
