@@ -1,10 +1,10 @@
 """`grader grade` and `grader exercises` through the CLI: exit status first, then output."""
 import json
-import textwrap
 from xml.etree import ElementTree as ET
 
 from click.testing import CliRunner
 
+from grade_helpers import as_json, grade, write
 from grader.cli import cli
 
 ALICE = """\
@@ -18,21 +18,6 @@ answers:
   17-08/quiz-1: A
   17-08/practice-2: "Because the heads split d into h parts of d/h."
 """
-
-
-def write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
-
-
-def grade(*args):
-    return CliRunner().invoke(cli, ["grade", "--jobs", "2", *map(str, args)])
-
-
-def as_json(*args):
-    r = grade("--format", "json", *args)
-    return r, json.loads(r.stdout) if r.stdout.strip() else None
 
 
 def by_id(sub):

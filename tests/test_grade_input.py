@@ -1,28 +1,18 @@
 """`grader grade` on answer files that are odd or hostile: every problem is reported where it
 stands (file:line), never as a traceback, and nothing else given is lost."""
 import json
-import textwrap
 
+import grade_helpers as helpers
 import pytest
-from click.testing import CliRunner
-
-from grader.cli import cli
-
-
-def write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
+from grade_helpers import write
 
 
 def grade(*args):
-    return CliRunner().invoke(cli, ["grade", "--jobs", "1", *map(str, args)])
+    return helpers.grade(*args, jobs=1)
 
 
 def as_json(*args):
-    r = grade("--format", "json", *args)
-    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
-    return r, json.loads(r.stdout) if r.stdout.strip() else None
+    return helpers.as_json(*args, jobs=1)
 
 
 def results(data):
