@@ -144,11 +144,50 @@ def test_fingerprints_never_change_a_verdict(spec, forms, monkeypatch):
     fast = [check_answer(spec, f) for f in forms]
     monkeypatch.setattr(symbolic, "fingerprint", lambda expr, table: None)
     monkeypatch.setattr(symbolic, "truths", lambda rel, table: None)
+    monkeypatch.setattr(symbolic, "spread_truths", lambda rel, table: None)
     check.prepare.cache_clear()
     slow = [check_answer(spec, f) for f in forms]
     check.prepare.cache_clear()
     assert fast == slow
     assert {o.status for o in fast} == {"correct", "wrong"}
+
+
+@pytest.mark.parametrize("answer", ["n > 3d", "n > 8*d", "n > d/2", "n^2 > 9d^2", "n > 2d + 1000", "2n > 5d"])
+def test_relations_told_apart_at_sample_points_need_no_sympy(answer, monkeypatch):
+    # each differs from n > 2d and from n > d at some positive n, d (n = 3d, 10d, d, 2.5d, ...)
+    # and agrees with them elsewhere: proven different without the SymPy comparison
+    import grader.answers.symbolic as symbolic
+
+    def no_sympy(*args):
+        raise AssertionError("compare_relations ran")
+    monkeypatch.setattr(symbolic, "compare_relations", no_sympy)
+    out = check_answer(CROSSOVER, answer)
+    assert (out.status, out.feedback) == ("wrong", "not the expected relation"), out
+
+
+@settings(max_examples=200, deadline=None)
+@given(terms=st.lists(st.tuples(st.fractions(min_value=-50, max_value=50, max_denominator=7),
+                                st.integers(-2, 3), st.integers(-2, 3)), min_size=1, max_size=4),
+       op=st.sampled_from([">", "<", ">=", "<="]))
+def test_sample_truths_match_sympy_at_every_point(terms, op):
+    # the truths come from an integer polynomial (denominators and negative powers cleared);
+    # here SymPy evaluates the relation itself, point by point
+    import sympy
+    from grader.answers.symbolic import _SPREAD, spread_truths
+    n, d = TABLE.symbol("n"), TABLE.symbol("d")
+    lhs = sum((sympy.Rational(c.numerator, c.denominator) * n ** a * d ** b for c, a, b in terms), sympy.Integer(0))
+    rel = sympy.Rel(lhs, sympy.Integer(1), op)
+    if isinstance(rel, sympy.logic.boolalg.BooleanAtom):
+        return
+    got = spread_truths(rel, TABLE)
+    assert got is not None
+    col = {name: j for j, (name, _) in enumerate(TABLE.symbols)}
+    for row, truth in zip(_SPREAD, got):
+        at = {n: row[col["n"] % len(row)], d: row[col["d"] % len(row)]}
+        if lhs.xreplace(at) == 1:
+            assert truth is None            # on the boundary
+        else:
+            assert truth == bool(rel.xreplace(at))
 
 
 def test_by_hand_verdicts_of_the_forms():

@@ -222,19 +222,31 @@ def _prep_expression(spec: AnswerSpec):
 
 
 def _prep_relation(spec: AnswerSpec):
-    """(reference, its truths, ((mistake, truths, Mistake), ...), ((variant, truths, message), ...))."""
-    from .symbolic import check_relation, read_relation, spread_truths, truths
+    """(reference, its probes, ((mistake, probes, Mistake), ...), ((variant, probes, message), ...)),
+    probes being (truths, spread truths) from :mod:`.symbolic`: cheap proofs that two differ."""
+    from .symbolic import check_relation, read_relation
     table = _table(spec)
     ref = check_relation(read_relation(spec.reference, table)[0])
     mistakes = []
     for m in spec.mistakes:
         rel = check_relation(_sympy_or_text(m.value, lambda v: read_relation(v, table)[0]))
-        mistakes.append((rel, truths(rel, table), m))
+        mistakes.append((rel, _probes(rel, table), m))
     variants = []
     for m in spec.derived:
         rel = check_relation(_sympy_or_text(m.value, lambda v: read_relation(v, table)[0]))
-        variants.append((rel, spread_truths(rel, table), m.message))
-    return ref, truths(ref, table), tuple(mistakes), tuple(variants)
+        variants.append((rel, _probes(rel, table), m.message))
+    return ref, _probes(ref, table), tuple(mistakes), tuple(variants)
+
+
+def _probes(rel, table) -> tuple:
+    from .symbolic import spread_truths, truths
+    return truths(rel, table), spread_truths(rel, table)
+
+
+def _not_same(a: tuple, b: tuple) -> bool:
+    """Whether the probes of two relations prove them not equivalent."""
+    from .symbolic import differ_somewhere
+    return differ_somewhere(a[0], b[0]) or differ_somewhere(a[1], b[1])
 
 
 _PREPARERS = {"number": _prep_number, "quantity": _prep_quantity, "shape": _prep_shape,
@@ -382,17 +394,19 @@ def _check_expression(spec: AnswerSpec, raw) -> Outcome:
 
 def _check_relation(spec: AnswerSpec, raw) -> Outcome:
     from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, check_relation, compare_relations, read_relation, \
-        spread_truths, truths, truths_differ
-    ref, ref_truths, mistakes, variants = prepare(spec)
+        truths_differ
+    ref, ref_probes, mistakes, variants = prepare(spec)
     table = spec.table
     rel, shown = read_relation(raw, table)
     mine = check_relation(rel)
-    mt = truths(mine, table)
-    v, how = (DIFFERENT, "sampling") if truths_differ(mt, ref_truths) else compare_relations(mine, ref, table)
+    probes = _probes(mine, table)
+    # different at a sample point, and not simply reversed (compare_relations says "reversed")
+    proven = truths_differ(probes[0], ref_probes[0]) or truths_differ(probes[1], ref_probes[1])
+    v, how = (DIFFERENT, "sampling") if proven else compare_relations(mine, ref, table)
     if v == SAME:
         return fb.correct(shown)
-    for mv, mvt, m in mistakes:
-        if not truths_differ(mt, mvt) and compare_relations(mine, mv, table)[0] == SAME:
+    for mv, mprobes, m in mistakes:
+        if not _not_same(probes, mprobes) and compare_relations(mine, mv, table)[0] == SAME:
             return fb.from_mistake(shown, m)
     if v == UNDECIDED:
         return fb.undecided(shown)
@@ -401,9 +415,8 @@ def _check_relation(spec: AnswerSpec, raw) -> Outcome:
     if how == "strictness":
         return fb.wrong(shown, "Strict (>, <) and non-strict (≥, ≤) differ at the boundary, where both sides are "
                                "equal: check which one the question asks for.")
-    spread = spread_truths(mine, table) if variants else None
-    for mv, mvt, message in variants:   # equivalent relations agree at every point: one that differs rules it out
-        if (spread is None or mvt is None or spread == mvt) and compare_relations(mine, mv, table)[0] == SAME:
+    for mv, mprobes, message in variants:
+        if not _not_same(probes, mprobes) and compare_relations(mine, mv, table)[0] == SAME:
             return fb.wrong(shown, message)
     return fb.wrong(shown, fb.otherwise(spec.feedback, "not the expected relation"))
 

@@ -132,9 +132,13 @@ _SPREAD = _spread()
 @lru_cache(maxsize=8192)
 def truths(rel, table, points=_POINTS) -> tuple | None:
     """Whether ``rel`` holds at twelve fixed points (the table's symbols, in its order, take powers
-    of 2 from 1 to 4096, so that "h divides d" often holds), None where it cannot be told; None in all
-    when a symbol's assumptions rule such values out. Relations whose truths differ at a point
-    are different: :func:`compare_relations` runs only where they never do (or always do)."""
+    of 2 from 1 to 4096, so that "h divides d" often holds), None where it cannot be told or the
+    point is on its boundary; None in all when a symbol's assumptions rule such values out.
+    Relations whose truths differ at a point are different: :func:`compare_relations` runs only
+    where they never do (or always do)."""
+    signs = _signs(rel, table, points)
+    if signs is not None:
+        return signs
     import sympy
     try:
         e = table.expand(rel)
@@ -155,54 +159,94 @@ def truths(rel, table, points=_POINTS) -> tuple | None:
         return None
 
 
-@lru_cache(maxsize=64)
-def _spread_points(table) -> tuple:
-    from fractions import Fraction
-    names = [name for name, _ in table.symbols]
-    return tuple({n: Fraction(row[j % len(row)]) for j, n in enumerate(names)} for row in _SPREAD)
-
-
 @lru_cache(maxsize=8192)
 def spread_truths(rel, table) -> tuple | None:
     """Whether the inequality ``rel`` holds at 96 points of positive integers with widely varied
-    ratios between the symbols (constraints ignored), computed exactly on its sides' difference
-    as a sum of monomials (no SymPy per point); None when it is not one inequality between such
-    sums. Two relations equivalent for all positive values agree at every point, so differing
-    truths rule out, cheaply, that an answer is a derived variant of a relation before
-    :func:`compare_relations` runs."""
-    from .derive import poly_of, value_at
+    ratios between the symbols (constraints ignored, as :func:`compare_relations` ignores them);
+    None at a point on its boundary (the sides equal: there > and ≥ part ways), and None in all
+    when it is not one inequality between sums of monomials or a symbol's assumptions rule such
+    values out. Off the boundary two relations equivalent for all positive values agree, so a
+    point where their truths differ (:func:`differ_somewhere`) proves them different before
+    :func:`compare_relations` runs; relations that differ only in strictness never differ here."""
+    return _signs(rel, table, _SPREAD)
+
+
+def _signs(rel, table, points) -> tuple | None:
+    """The truths of one inequality at ``points`` (rows of positive integers, a column per symbol
+    of the table) from the sign of its sides' difference, exactly and without SymPy per point."""
+    poly = _integer_difference(rel, table)
+    if poly is None:
+        return None
+    out = []
+    for row in points:          # more symbols than columns: they share values (still valid points)
+        v = 0
+        for coef, powers in poly:
+            for j, e in powers:
+                coef *= row[j % len(row)] ** e
+            v += coef
+        out.append(None if v == 0 else v > 0)
+    return tuple(out)
+
+
+@lru_cache(maxsize=8192)
+def _integer_difference(rel, table) -> tuple | None:
+    """For an inequality ``a > b`` (``≥``, ``<``, ``≤``: oriented so that it reads ``g > 0``) between
+    sums of monomials in the table's symbols, g multiplied by a positive factor (the lcm of its
+    coefficients' denominators, and each symbol to the power that clears its negative exponents)
+    that leaves an integer polynomial: ``((coefficient, ((column, exponent), ...)), ...)``. Its sign
+    at positive values is g's. None for anything else, or when a symbol may take values the points
+    do not fit (not positive; even, odd or prime)."""
+    import math
+    from .derive import poly_of
     op = getattr(rel, "rel_op", None)
     if op not in (">", "<", ">=", "<="):
         return None
     try:
         e = table.expand(rel)
+        if any(not sym.is_positive or any(getattr(sym, "is_" + k) is not None for k in ("even", "odd", "prime"))
+               for sym in e.free_symbols):
+            return None         # the points are positive integers of every kind: fit only such symbols
         g = poly_of(e.lhs - e.rhs if op in (">", ">=") else e.rhs - e.lhs)
     except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
         return None
     if g is None:
         return None
-    strict = op in (">", "<")
+    column = {name: j for j, (name, _) in enumerate(table.symbols)}
+    if any(name not in column for powers, _ in g for name, _ in powers):
+        return None
+    lcm = math.lcm(*(c.denominator for _, c in g)) if g else 1
+    low = {}
+    for powers, _ in g:
+        for name, e in powers:
+            low[name] = min(low.get(name, 0), e)
     out = []
-    for values in _spread_points(table):
-        v = value_at(g, values)
-        if v is None:
-            return None
-        out.append(v > 0 if strict else v >= 0)
+    for powers, c in g:
+        shifted = dict(powers)
+        for name, e in low.items():
+            shifted[name] = shifted.get(name, 0) - e
+        out.append((int(c * lcm), tuple((column[n], e) for n, e in sorted(shifted.items()) if e)))
     return tuple(out)
+
+
+def differ_somewhere(a: tuple | None, b: tuple | None) -> bool:
+    """True when the truths (from the same function) prove two relations not equivalent: at some
+    point both are known and differ."""
+    return a is not None and b is not None and any(x is not None and y is not None and x != y for x, y in zip(a, b))
 
 
 _COMPARE = {">": lambda a, b: a > b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
 
 
 def _holds(rel, point) -> bool | None:
-    """Whether ``rel`` holds at ``point``: one inequality by its two sides' exact values (cheap),
-    anything else through SymPy; None where that cannot be told."""
+    """Whether ``rel`` holds at ``point``: one inequality by its two sides' exact values (cheap;
+    None on its boundary, where the sides are equal), anything else through SymPy; None where
+    that cannot be told."""
     import sympy
     compare = _COMPARE.get(getattr(rel, "rel_op", None))
     if compare is not None:
         lhs, rhs = rel.lhs.xreplace(point), rel.rhs.xreplace(point)
         if lhs.is_Rational and rhs.is_Rational:
-            return compare(lhs, rhs)
+            return None if lhs == rhs else compare(lhs, rhs)     # on the boundary: > and ≥ part ways
     t = rel.xreplace(point)
     return bool(t) if isinstance(t, sympy.logic.boolalg.BooleanAtom) else None
 
