@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader import expr
+from grader.expr import poly as P
 from grader.answers import AnswerSpec, Mistake, check_answer
 
 POS = {"positive": True, "integer": True}
@@ -63,7 +64,7 @@ def test_d_k_through_definitions_and_aliases():
 def test_an_undecided_equivalence_is_reported_never_guessed(monkeypatch):
     import grader.answers.symbolic as symbolic
     monkeypatch.setattr(symbolic, "compare_expressions", lambda a, b, table: "undecided")
-    out = check_answer(PARAMS, "4d(d+1)")
+    out = check_answer(D_K, "d_model/h")        # not a polynomial: SymPy's equivalence decides
     assert (out.status, out.correct, out.credit) == ("undecided", None, 0.0)
     assert "a person will check" in out.feedback
 
@@ -145,6 +146,10 @@ def test_fingerprints_never_change_a_verdict(spec, forms, monkeypatch):
     monkeypatch.setattr(symbolic, "fingerprint", lambda expr, table: None)
     monkeypatch.setattr(symbolic, "truths", lambda rel, table: None)
     monkeypatch.setattr(symbolic, "spread_truths", lambda rel, table: None)
+    monkeypatch.setattr(symbolic, "polynomial_fingerprint", lambda poly: None)
+    # two polynomials are compared by SymPy's equivalence instead of as polynomials
+    monkeypatch.setattr(symbolic, "compare_polynomials", lambda a, b: symbolic.compare_expressions(
+        P.to_sympy(a), P.to_sympy(b), TABLE))
     check.prepare.cache_clear()
     slow = [check_answer(spec, f) for f in forms]
     check.prepare.cache_clear()
@@ -188,6 +193,19 @@ def test_sample_truths_match_sympy_at_every_point(terms, op):
             assert truth is None            # on the boundary
         else:
             assert truth == bool(rel.xreplace(at))
+
+
+@settings(max_examples=200, deadline=None)
+@given(terms=st.dictionaries(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 2)),
+                             st.fractions(min_value=-99, max_value=99, max_denominator=9), max_size=5))
+def test_polynomial_fingerprint_is_the_sympy_fingerprint(terms):
+    # the same value at d = h = n = 7, once by SymPy's substitution, once from the polynomial
+    from grader.answers.symbolic import fingerprint, polynomial, polynomial_fingerprint
+    d, h, n = (TABLE.symbol(x) for x in "dhn")
+    poly = {tuple((s, e) for s, e in zip((d, h, n), exps) if e): c for exps, c in terms.items() if c}
+    expr = P.to_sympy(poly)
+    assert polynomial(expr, TABLE) == poly
+    assert polynomial_fingerprint(poly) == fingerprint(expr, TABLE)
 
 
 def test_by_hand_verdicts_of_the_forms():

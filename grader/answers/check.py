@@ -4,7 +4,8 @@ A pure function of picklable values. Each process keeps, per spec, the reference
 author's mistakes and the variants (derived from the spec, then the factors that fit what the
 answer measures) already read (:func:`prepare`, an LRU cache), so a batch reads them once and
 a wrong answer is only compared with prepared values: exact fractions for numbers,
-fingerprints before any equivalence for expressions, exact sign tests at sample points before
+fingerprints before any equivalence for expressions (and two polynomials compared as such,
+without SymPy), exact sign tests at sample points before
 any equivalence for relations.
 No answer makes it raise: a hostile or unreadable answer is ``invalid`` (running out of
 memory or recursion too: "too complex"); a reference that cannot be read (the author's
@@ -199,16 +200,16 @@ def _sympy_or_text(value, read):
 
 
 def _prep_expression(spec: AnswerSpec):
-    """(reference, its fingerprint, ((mistake expr, fingerprint, Mistake), ...),
-    ((variant, fingerprint, message), ...): derived from the spec, then reference × factor)."""
+    """(reference, ((mistake, Mistake), ...), ((variant, message), ...)), each formula a
+    :class:`_Target`: derived from the spec, then reference × factor."""
     import sympy
-    from .symbolic import fingerprint, read_expression
+    from .symbolic import read_expression
     table = _table(spec)
     ref, _ = read_expression(spec.reference, table)
     mistakes = []
     for m in spec.mistakes:
         e = _sympy_or_text(m.value, lambda v: read_expression(v, table)[0])
-        mistakes.append((e, fingerprint(e, table), m))
+        mistakes.append((_Target.of(e, table), m))
     variants, seen = [], {ref}
     candidates = [(_sympy_or_text(m.value, lambda v: read_expression(v, table)[0]), m.message) for m in spec.derived]
     candidates += [(ref * sympy.Rational(d.factor.numerator, d.factor.denominator), d.message)
@@ -217,8 +218,23 @@ def _prep_expression(spec: AnswerSpec):
         if e in seen:
             continue
         seen.add(e)
-        variants.append((e, fingerprint(e, table), message))
-    return ref, fingerprint(ref, table), tuple(mistakes), tuple(variants)
+        variants.append((_Target.of(e, table), message))
+    return _Target.of(ref, table), tuple(mistakes), tuple(variants)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A formula an answer is compared with: SymPy, its polynomial (None when it is not one) and
+    its fingerprint (:mod:`.symbolic`)."""
+
+    expr: object
+    poly: dict | None
+    fp: tuple | None
+
+    @classmethod
+    def of(cls, expr, table) -> "_Target":
+        from .symbolic import fingerprint, polynomial
+        return cls(expr, polynomial(expr, table), fingerprint(expr, table))
 
 
 def _prep_relation(spec: AnswerSpec):
@@ -365,29 +381,35 @@ def _check_free_text(spec: AnswerSpec, raw) -> Outcome:
 
 
 def _check_expression(spec: AnswerSpec, raw) -> Outcome:
-    from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, compare_expressions, fingerprint, may_equal, \
-        read_expression
-    ref, ref_fp, mistakes, variants = prepare(spec)
+    from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, compare_expressions, compare_polynomials, \
+        fingerprint, may_equal, polynomial_fingerprint, read_formula
+    ref, mistakes, variants = prepare(spec)
     table = spec.table
-    expr, shown = read_expression(raw, table)
-    fp = fingerprint(expr, table)
+    parsed = read_formula(raw, table)
+    shown, poly = parsed.read_as, parsed.poly
+    fp = polynomial_fingerprint(poly) if poly is not None else fingerprint(parsed.expr, table)
 
-    def same(other, other_fp) -> str:
-        return compare_expressions(expr, other, table) if may_equal(fp, other_fp) else DIFFERENT
+    def same(target: _Target) -> str:
+        if not may_equal(fp, target.fp):
+            return DIFFERENT
+        if poly is not None and target.poly is not None:      # exact, without SymPy
+            return compare_polynomials(poly, target.poly)
+        return compare_expressions(parsed.expr, target.expr, table)
 
-    v = same(ref, ref_fp)
+    v = same(ref)
     if v == SAME:
         return fb.correct(shown)
-    for mv, mfp, m in mistakes:
-        if same(mv, mfp) == SAME:
+    for target, m in mistakes:
+        if same(target) == SAME:
             return fb.from_mistake(shown, m)
     if v == UNDECIDED:
         return fb.undecided(shown)
-    if ref.free_symbols and not expr.free_symbols:
-        names = ", ".join(sorted(str(s) for s in ref.free_symbols))
+    constant = all(not m for m in poly) if poly is not None else not parsed.expr.free_symbols
+    if ref.expr.free_symbols and constant:
+        names = ", ".join(sorted(str(s) for s in ref.expr.free_symbols))
         return fb.wrong(shown, f"Your answer is a number; the question asks for a formula in {names}.")
-    for e, efp, message in variants:
-        if same(e, efp) == SAME:
+    for target, message in variants:
+        if same(target) == SAME:
             return fb.wrong(shown, message)
     return fb.wrong(shown, fb.otherwise(spec.feedback, "not equivalent to the expected formula"))
 

@@ -20,6 +20,14 @@ EQUAL, DIFFERENT, UNDECIDED = "equal", "different", "undecided"
 
 def read_expression(text, table, *, relations: bool = False):
     """``(sympy expr, read_as)`` of an answer; :class:`Unreadable` with the parser's message."""
+    parsed = read_formula(text, table, relations=relations)
+    return parsed.expr, parsed.read_as
+
+
+def read_formula(text, table, *, relations: bool = False):
+    """The :class:`grader.expr.Parsed` of an answer (its ``poly`` set when it is a polynomial:
+    :func:`polynomial_fingerprint` and :func:`compare_polynomials` then need no SymPy);
+    :class:`Unreadable` with the parser's message."""
     from grader.expr import ExprError, parse
     if isinstance(text, bool):
         raise Unreadable("true/false is not a formula")
@@ -28,13 +36,12 @@ def read_expression(text, table, *, relations: bool = False):
     if not isinstance(text, str):
         raise Unreadable(f"expected a formula, not {type(text).__name__}")
     try:
-        parsed = parse(text, table, relations=relations)
+        return parse(text, table, relations=relations)
     except ExprError as e:
         where = f" (column {e.location.column})" if getattr(e, "location", None) and e.location.column else ""
         raise Unreadable(f"cannot read {shorten(text, 40)!r}: {e.message}{where}") from None
     except (RecursionError, MemoryError, OverflowError):
         raise Unreadable("too complex to read") from None
-    return parsed.expr, parsed.read_as
 
 
 _SET_BUILDER = re.compile(r"\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:|]|∈\s*\S+\s*[:|])\s*(.+)\}")
@@ -77,29 +84,61 @@ DIAGONAL = (7,)
 
 @lru_cache(maxsize=8192)
 def fingerprint(expr, table) -> tuple | None:
-    """The exact value of ``expr`` with every symbol set to 7 (definitions expanded), or None
-    when that says nothing (a symbol whose assumptions such a value breaks, a value that is
-    not rational). Two different fingerprints prove two expressions different
+    """The exact value of ``expr`` with every symbol set to 7 (definitions expanded), as
+    Fractions, or None when that says nothing (a symbol whose assumptions such a value breaks, a
+    value that is not rational). Two different fingerprints prove two expressions different
     at a point every constraint of the form "h divides d" allows, so the costlier
     :func:`compare_expressions` runs only where fingerprints agree."""
+    from fractions import Fraction
+
     import sympy
     try:
         e = table.expand(expr)
         symbols = e.free_symbols
+        if not all(_takes_diagonal(sym) for sym in symbols):
+            return None
         out = []
         for v in DIAGONAL:
-            value = sympy.Integer(v)
-            for sym in symbols:
-                for key, holds in sym.assumptions0.items():
-                    if getattr(value, "is_" + key) is not holds:
-                        return None
-            x = e.xreplace({sym: value for sym in symbols})
+            x = e.xreplace({sym: sympy.Integer(v) for sym in symbols})
             if not x.is_Rational:
                 return None
-            out.append(x)
+            out.append(Fraction(int(x.p), int(x.q)))
         return tuple(out)
     except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
         return None
+
+
+@lru_cache(maxsize=256)
+def _takes_diagonal(sym) -> bool:
+    """Whether every value of :data:`DIAGONAL` meets ``sym``'s assumptions."""
+    import sympy
+    return all(getattr(sympy.Integer(v), "is_" + key) is holds
+               for v in DIAGONAL for key, holds in sym.assumptions0.items())
+
+
+def polynomial(expr, table) -> dict | None:
+    """``expr`` (definitions expanded) as a sparse polynomial of :mod:`grader.expr.poly`, or None
+    when it is not a polynomial with rational coefficients."""
+    from grader.expr import poly as P
+    frac = P.from_sympy(table.expand(expr))
+    return frac[0] if frac is not None and frac[1] == P.ONE else None
+
+
+def polynomial_fingerprint(poly: dict) -> tuple | None:
+    """:func:`fingerprint` of a polynomial, evaluated exactly without SymPy (the same values):
+    with every symbol at v, a monomial is v to its total degree."""
+    from fractions import Fraction
+    if not all(_takes_diagonal(s) for m in poly for s, _ in m):
+        return None
+    return tuple(sum((Fraction(c) * v ** sum(e for _, e in m) for m, c in poly.items()), Fraction(0))
+                 for v in DIAGONAL)
+
+
+def compare_polynomials(a: dict, b: dict) -> str:
+    """equal or different, exactly: two polynomials with rational coefficients are equal for
+    all values of their symbols (positive integers, or any infinite set of values each) only
+    when they are the same polynomial, which is what :func:`grader.expr.equivalent` decides too."""
+    return EQUAL if a == b else DIFFERENT
 
 
 def may_equal(a: tuple | None, b: tuple | None) -> bool:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
@@ -50,15 +49,43 @@ _INT = re.compile(r"-?[0-9]+")
 _BAD = (sympy.S.ComplexInfinity, sympy.S.NaN, sympy.S.Infinity, sympy.S.NegativeInfinity)
 
 
-@dataclass(frozen=True)
 class Parsed:
     """What :func:`parse` understood: ``expr`` (SymPy, definitions expanded), ``read_as`` (the
     parse tree rendered with explicit operators: ``4·d·(d + 1)``; defined names as written),
-    ``text`` (the input)."""
+    ``text`` (the input) and ``poly``: the expression as a sparse polynomial (:mod:`.poly`) when
+    it is one, else None. ``expr`` is built from ``poly`` on first use: a caller that can work on
+    the polynomial never pays for SymPy. Immutable (``poly`` is shared: never change it)."""
 
-    expr: object
-    read_as: str
-    text: str
+    __slots__ = ("_expr", "read_as", "text", "poly")
+
+    def __init__(self, expr, read_as: str, text: str, poly: dict | None = None):
+        if expr is None and poly is None:
+            raise ValueError("Parsed needs an expression or a polynomial")
+        for name, value in (("_expr", expr), ("read_as", read_as), ("text", text), ("poly", poly)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Parsed is immutable")
+
+    @property
+    def expr(self):
+        if self._expr is None:
+            object.__setattr__(self, "_expr", P.to_sympy(self.poly))
+        return self._expr
+
+    def __eq__(self, other):
+        if not isinstance(other, Parsed):
+            return NotImplemented
+        return (self.text, self.read_as, self.expr) == (other.text, other.read_as, other.expr)
+
+    def __hash__(self):
+        return hash((self.text, self.read_as))
+
+    def __repr__(self):
+        return f"Parsed(expr={self.expr!r}, read_as={self.read_as!r}, text={self.text!r})"
+
+    def __reduce__(self):
+        return (Parsed, (self.expr, self.read_as, self.text, self.poly))
 
 
 # precedence of a rendered piece: what brackets it needs inside a larger one
@@ -106,8 +133,8 @@ def parse(text, table: SymbolTable, *, relations: bool = False,
 
 @lru_cache(maxsize=8192)
 def _parse(text: str, table: SymbolTable, relations: bool, limits: ParseLimits) -> Parsed:
-    expr, shown = _Parser(text, table, limits).top(relations)
-    return Parsed(expr, shown, text)
+    expr, shown, poly = _Parser(text, table, limits).top(relations)
+    return Parsed(expr, shown, text, poly)
 
 
 def _digits(n: int) -> float:
@@ -215,12 +242,12 @@ class _Parser:
                 parts.append(_RELS[op.value](left.expr, right.expr, evaluate=False))
                 shown += f" {RELOPS[op.value]} {right.shown}"
                 left = right
-            result = parts[0] if len(parts) == 1 else sympy.And(*parts)
+            result, poly = (parts[0] if len(parts) == 1 else sympy.And(*parts)), None
         else:
-            result, shown = first.expr, first.shown
+            result, shown, poly = first._sym, first.shown, first.poly   # SymPy built later if needed
         if self.tok.kind != "EOF":
             raise self.unexpected()
-        return result, shown
+        return result, shown, poly
 
     def unexpected(self) -> ExprError:
         t = self.tok

@@ -12,6 +12,7 @@ so a task is only ``(task id, spec index, raw answer)``: little to pickle.
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 import resource
@@ -103,7 +104,14 @@ class _Slot:
     def __init__(self, ctx, handler, limits):
         parent, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_worker, args=(child, handler, limits), daemon=True)
-        self.proc.start()
+        # What the parent holds (SymPy, the bank, a class's answers) is moved out of the cycle
+        # collector's reach before the fork: a collection in the worker would otherwise walk,
+        # and so copy page by page, the whole inherited heap.
+        gc.freeze()
+        try:
+            self.proc.start()
+        finally:
+            gc.unfreeze()
         child.close()
         self.conn = parent
         self.outstanding: deque = deque()
