@@ -1,6 +1,8 @@
 """The worker pool: an answer past its limits fails alone, a dead worker is replaced,
 and every task comes back exactly once."""
 import os
+import signal
+import time
 
 from grader.grade.pool import Failure, Limits, run_tasks
 
@@ -16,6 +18,9 @@ def handler(payload):
         os._exit(7)
     if kind == "raise":
         raise ValueError("boom")
+    if kind == "stuck":         # deaf to the worker's own alarm, as if blocked in C code
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGXCPU})
+        time.sleep(60)
     return value * 3
 
 
@@ -34,3 +39,11 @@ def test_each_task_once_with_failures_isolated():
 
 def test_no_tasks_no_workers():
     assert run_tasks([], handler) == {}
+
+
+def test_a_worker_stuck_past_its_alarm_is_killed_and_only_its_task_fails():
+    # one chunk: two quick tasks whose results the worker may still hold, the stuck one, more
+    # after it; the parent kills the worker after timeout + grace and blames the stuck task only
+    payloads = [("ok", 1), ("ok", 2), ("stuck", 0), ("ok", 4), ("ok", 5)]
+    out = run_tasks(list(enumerate(payloads)), handler, jobs=1, limits=Limits(timeout_s=0.3, grace_s=0.3))
+    assert out == {0: 3, 1: 6, 2: Failure("timeout", "killed after the wall-clock limit"), 3: 12, 4: 15}

@@ -230,11 +230,13 @@ class _Target:
     expr: object
     poly: dict | None
     fp: tuple | None
+    symbols: frozenset      # the names of its symbols
 
     @classmethod
     def of(cls, expr, table) -> "_Target":
         from .symbolic import fingerprint, polynomial
-        return cls(expr, polynomial(expr, table), fingerprint(expr, table))
+        return cls(expr, polynomial(expr, table), fingerprint(expr, table),
+                   frozenset(str(s) for s in expr.free_symbols))
 
 
 def _prep_relation(spec: AnswerSpec):
@@ -405,8 +407,8 @@ def _check_expression(spec: AnswerSpec, raw) -> Outcome:
     if v == UNDECIDED:
         return fb.undecided(shown)
     constant = all(not m for m in poly) if poly is not None else not parsed.expr.free_symbols
-    if ref.expr.free_symbols and constant:
-        names = ", ".join(sorted(str(s) for s in ref.expr.free_symbols))
+    if ref.symbols and constant:
+        names = ", ".join(sorted(ref.symbols))
         return fb.wrong(shown, f"Your answer is a number; the question asks for a formula in {names}.")
     for target, message in variants:
         if same(target) == SAME:

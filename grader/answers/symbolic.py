@@ -84,8 +84,8 @@ DIAGONAL = (7,)
 
 @lru_cache(maxsize=8192)
 def fingerprint(expr, table) -> tuple | None:
-    """The exact value of ``expr`` with every symbol set to 7 (definitions expanded), as
-    Fractions, or None when that says nothing (a symbol whose assumptions such a value breaks, a
+    """The exact value of ``expr`` with every symbol set to 7 (definitions expanded), as int or
+    Fraction, or None when that says nothing (a symbol whose assumptions such a value breaks, a
     value that is not rational). Two different fingerprints prove two expressions different
     at a point every constraint of the form "h divides d" allows, so the costlier
     :func:`compare_expressions` runs only where fingerprints agree."""
@@ -102,7 +102,7 @@ def fingerprint(expr, table) -> tuple | None:
             x = e.xreplace({sym: sympy.Integer(v) for sym in symbols})
             if not x.is_Rational:
                 return None
-            out.append(Fraction(int(x.p), int(x.q)))
+            out.append(_exact(Fraction(int(x.p), int(x.q))))
         return tuple(out)
     except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
         return None
@@ -130,8 +130,13 @@ def polynomial_fingerprint(poly: dict) -> tuple | None:
     from fractions import Fraction
     if not all(_takes_diagonal(s) for m in poly for s, _ in m):
         return None
-    return tuple(sum((Fraction(c) * v ** sum(e for _, e in m) for m, c in poly.items()), Fraction(0))
+    return tuple(_exact(sum((Fraction(c) * v ** sum(e for _, e in m) for m, c in poly.items()), Fraction(0)))
                  for v in DIAGONAL)
+
+
+def _exact(x):
+    """An int when ``x`` is whole (fingerprints compare at C speed), else the Fraction."""
+    return x.numerator if x.denominator == 1 else x
 
 
 def compare_polynomials(a: dict, b: dict) -> str:

@@ -149,6 +149,7 @@ def _number_mag(x) -> float:
     return max(_digits(int(x.p)), _digits(int(x.q)))
 
 
+@lru_cache(maxsize=4096)
 def _comb_log10(deg: float, nvars: int) -> float:
     """log10 of C(deg + nvars, nvars): the most monomials of total degree <= deg."""
     if nvars == 0:
@@ -187,16 +188,14 @@ class _Parser:
         self.functions = frozenset(table.functions)
         self.toks: list[Token] = tokenize(text, self.functions, limits)
         self.i = 0
+        self.tok: Token = self.toks[0]      # the current token: toks[i]
         self.depth = 0
 
     # -- helpers ------------------------------------------------------------------------------
-    @property
-    def tok(self) -> Token:
-        return self.toks[self.i]
-
     def advance(self) -> Token:
-        t = self.toks[self.i]
+        t = self.tok
         self.i += 1
+        self.tok = self.toks[self.i] if self.i < len(self.toks) else t
         return t
 
     def error(self, message: str, tok: Token | None = None) -> ExprError:
@@ -426,6 +425,9 @@ class _Parser:
             shown = str(c) if isinstance(c, int) else t.text.replace(",", "")
             return self.check(Node(P.const(c), None, shown, ATOM, _number_mag(value)), t)
         if t.kind == "NAME":
+            if t.value in self.table._by_name:     # the common case: a symbol or an alias
+                self.advance()
+                return self.name(t)
             if t.value in self.functions:
                 return self.call()
             parts = _split(t.value, self.table)
@@ -437,7 +439,7 @@ class _Parser:
                     pieces.append(Token("NAME", part, part, at))
                     at += len(part)
                 self.toks[self.i:self.i + 1] = pieces
-                t = self.tok
+                t = self.tok = self.toks[self.i]
             self.advance()
             return self.name(t)
         if t.kind == "LP":

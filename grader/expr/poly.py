@@ -33,6 +33,11 @@ def _mono_mul(a: tuple, b: tuple) -> tuple:
         return b
     if not b:
         return a
+    return _mono_product(a, b)
+
+
+@lru_cache(maxsize=16384)
+def _mono_product(a: tuple, b: tuple) -> tuple:
     out = dict(a)
     for s, e in b:
         out[s] = out.get(s, 0) + e

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 import os
+import pickle
 import resource
 import signal
 import time
@@ -57,7 +58,10 @@ def _vm_bytes() -> int:
         return 0
 
 
-def _worker(conn, handler, limits: Limits):
+FLUSH_S = 0.02      # a worker sends its finished results at most this long after the first of them
+
+
+def _worker(conn, handler, limits: Limits, current):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGALRM, _alarm)
     signal.signal(signal.SIGXCPU, _alarm)
@@ -74,6 +78,7 @@ def _worker(conn, handler, limits: Limits):
             return
         if chunk is None:
             return
+        done, since = [], time.monotonic()
         for tid, payload in chunk:
             used = resource.getrusage(resource.RUSAGE_SELF)
             soft = int(used.ru_utime + used.ru_stime) + limits.cpu_s + 1
@@ -81,6 +86,7 @@ def _worker(conn, handler, limits: Limits):
                 resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
             except (ValueError, OSError):
                 pass
+            current.value = tid         # the parent blames this task if the worker dies or hangs
             signal.setitimer(signal.ITIMER_REAL, limits.timeout_s)
             try:
                 out = handler(payload)
@@ -94,16 +100,35 @@ def _worker(conn, handler, limits: Limits):
                 out = Failure("error", f"{type(e).__name__}: {e}"[:300])
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            try:
-                conn.send((tid, out))
-            except (MemoryError, RecursionError, TypeError, ValueError) as e:
-                conn.send((tid, Failure("error", f"result could not be sent: {type(e).__name__}")))
+            current.value = -1
+            done.append((tid, out))
+            if time.monotonic() - since >= FLUSH_S:
+                _send(conn, done)
+                done, since = [], time.monotonic()
+        if done:
+            _send(conn, done)
+
+
+def _send(conn, results: list) -> None:
+    """Send finished ``(tid, result)`` pairs as one message; one that cannot be pickled goes
+    as a Failure of its own, without losing the others."""
+    try:
+        conn.send(results)
+        return
+    except (MemoryError, RecursionError, TypeError, ValueError, AttributeError, pickle.PicklingError):
+        pass
+    for tid, out in results:
+        try:
+            conn.send([(tid, out)])
+        except (MemoryError, RecursionError, TypeError, ValueError, AttributeError, pickle.PicklingError) as e:
+            conn.send([(tid, Failure("error", f"result could not be sent: {type(e).__name__}"))])
 
 
 class _Slot:
     def __init__(self, ctx, handler, limits):
         parent, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker, args=(child, handler, limits), daemon=True)
+        self.current = ctx.RawValue("q", -1)    # shared: the task the worker is on, -1 between tasks
+        self.proc = ctx.Process(target=_worker, args=(child, handler, limits, self.current), daemon=True)
         # What the parent holds (SymPy, the bank, a class's answers) is moved out of the cycle
         # collector's reach before the fork: a collection in the worker would otherwise walk,
         # and so copy page by page, the whole inherited heap.
@@ -155,13 +180,17 @@ def run_tasks(tasks, handler, *, jobs: int = 2, limits: Limits = Limits(), on_re
             pass  # the worker died: its sentinel reports it below
 
     def replace(slot, reason, detail=""):
-        """The worker died or hung: its current answer fails, the rest goes back in the queue."""
+        """The worker died or hung: its current answer fails; the rest of its chunk (finished
+        but not yet sent, or not started) goes back in the queue."""
         slot.kill()
-        if slot.outstanding:
-            results[slot.outstanding.popleft()] = Failure(reason, detail)
+        pending = [tid for tid in slot.outstanding if tid not in results]
+        if pending:
+            culprit = slot.current.value if slot.current.value in pending else pending[0]
+            results[culprit] = Failure(reason, detail)
+            pending.remove(culprit)
             if on_result:
                 on_result(1)
-        pending = {tid for tid in slot.outstanding}
+        pending = set(pending)
         queue.extendleft(reversed([t for t in tasks if t[0] in pending and t[0] not in results]))
         fresh = _Slot(ctx, handler, limits)
         slots[slots.index(slot)] = fresh
@@ -177,13 +206,14 @@ def run_tasks(tasks, handler, *, jobs: int = 2, limits: Limits = Limits(), on_re
                 if s.conn in ready:
                     try:
                         while s.conn.poll():
-                            tid, out = s.conn.recv()
-                            if s.outstanding and s.outstanding[0] == tid:
-                                s.outstanding.popleft()
-                            results[tid] = out
+                            got = s.conn.recv()
+                            for tid, out in got:
+                                if s.outstanding and s.outstanding[0] == tid:
+                                    s.outstanding.popleft()
+                                results[tid] = out
                             s.since = time.monotonic()
                             if on_result:
-                                on_result(1)
+                                on_result(len(got))
                     except (EOFError, OSError):
                         s = replace(s, "died", "the worker process died")
                         feed(s)
