@@ -130,8 +130,13 @@ def polynomial_fingerprint(poly: dict) -> tuple | None:
     from fractions import Fraction
     if not all(_takes_diagonal(s) for m in poly for s, _ in m):
         return None
-    return tuple(_exact(sum((Fraction(c) * v ** sum(e for _, e in m) for m, c in poly.items()), Fraction(0)))
-                 for v in DIAGONAL)
+    out = []
+    for v in DIAGONAL:
+        total = 0               # int arithmetic while the coefficients are ints
+        for m, c in poly.items():
+            total += c * v ** sum(e for _, e in m)
+        out.append(total if isinstance(total, int) else _exact(Fraction(total)))
+    return tuple(out)
 
 
 def _exact(x):
