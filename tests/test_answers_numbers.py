@@ -36,6 +36,14 @@ def test_exact_forms_of_1048576_are_correct(answer):
     assert out.read_as == "1,048,576"
 
 
+@pytest.mark.parametrize("answer", ["2^20 parameters", "4*512^2 params", "4 × 512² weights"])
+def test_arithmetic_with_a_noun_reads_as_the_plain_number(answer):
+    # 2^20 = 4 · 512² = 1,048,576, as "1048576 parameters" is
+    out = grade(PARAMS, answer)
+    assert (out.status, out.correct) == ("correct", True), out
+    assert out.read_as.endswith("= 1,048,576")
+
+
 @pytest.mark.parametrize("answer", ["1,048,577", "1048575", "-1048576", "1.05e6", "1M", "1,048,576.5", "0"])
 def test_near_but_not_exact_is_wrong_when_the_exact_value_is_asked(answer):
     out = grade(PARAMS, answer)

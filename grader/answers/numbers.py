@@ -113,6 +113,8 @@ def _read_text(text: str, nouns: bool) -> Reading:
     if _looks_decimal_comma(text):
         raise Unreadable(f"{shorten(text, 30)!r}: use a point for decimals and commas only between "
                          "groups of three digits (1,048,576 or 16.8)")
+    if nouns:                   # 2^20 parameters, as 1,048,576 parameters
+        text = _drop_noun(text) or text
     return read_arithmetic(text)
 
 
