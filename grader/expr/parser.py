@@ -329,13 +329,9 @@ class _Parser:
         shown = inner.shown if bare else f"({inner.shown})"
         return Node(poly, sym, f"-{shown}", UNARY, inner.mag, inner.deg, inner.terms, inner.vars)
 
-    def starts_factor(self) -> bool:
-        t = self.tok
-        return t.kind in ("NAME", "LP") or (t.kind == "OP" and t.value == "sqrt")
-
     def implicit(self) -> Node:
         node = self.power()
-        while self.starts_factor():
+        while self.tok.kind in ("NAME", "LP") or (self.tok.kind == "OP" and self.tok.value == "sqrt"):
             at = self.tok
             right = self.power()
             node = self.check(self.mul(node, right, f"{node.wrap(PRODUCT)}·{right.wrap(UNARY)}"), at)
@@ -421,6 +417,8 @@ class _Parser:
         if t.kind == "NUM":
             self.advance()
             value = t.value
+            if isinstance(value, int):
+                return self.check(_int_node(value), t)
             c = value.numerator if value.denominator == 1 else value
             shown = str(c) if isinstance(c, int) else t.text.replace(",", "")
             return self.check(Node(P.const(c), None, shown, ATOM, _number_mag(value)), t)
@@ -487,8 +485,7 @@ class _Parser:
         """A symbol or alias (shown by its symbol's name), or a defined name (shown as written)."""
         table = self.table
         if t.value in table._by_name:
-            s = table._by_name[t.value]
-            return Node(P.var(s), s, s.name, ATOM, 0.0, 1.0, 0.0, frozenset((s.name,)))
+            return _symbol_node(table._by_name[t.value])
         definition = table.definition(t.value)
         mag, deg, terms = _bounds_of(definition)
         frac = P.from_sympy(definition)
@@ -567,6 +564,17 @@ class _Parser:
         node = self.check(Node(None, expr, shown, prec, mag, deg, terms, names), tok)
         self.finite(expr, tok)
         return node
+
+
+# Leaves shared by every parse (a Node is never changed once built: each rule makes new ones).
+@lru_cache(maxsize=256)
+def _symbol_node(s) -> Node:
+    return Node(P.var(s), s, s.name, ATOM, 0.0, 1.0, 0.0, frozenset((s.name,)))
+
+
+@lru_cache(maxsize=4096)
+def _int_node(c: int) -> Node:
+    return Node(P.const(c), None, str(c), ATOM, _number_mag(c))
 
 
 def _split(word: str, table: SymbolTable):
