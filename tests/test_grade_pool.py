@@ -18,6 +18,8 @@ def handler(payload):
         os._exit(7)
     if kind == "raise":
         raise ValueError("boom")
+    if kind == "big":
+        return len(value)
     if kind == "stuck":         # deaf to the worker's own alarm, as if blocked in C code
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGXCPU})
         time.sleep(60)
@@ -47,3 +49,17 @@ def test_a_worker_stuck_past_its_alarm_is_killed_and_only_its_task_fails():
     payloads = [("ok", 1), ("ok", 2), ("stuck", 0), ("ok", 4), ("ok", 5)]
     out = run_tasks(list(enumerate(payloads)), handler, jobs=1, limits=Limits(timeout_s=0.3, grace_s=0.3))
     assert out == {0: 3, 1: 6, 2: Failure("timeout", "killed after the wall-clock limit"), 3: 12, 4: 15}
+
+
+def test_a_stuck_worker_with_big_answers_queued_behind_it_does_not_stall_the_parent():
+    # chunks of two 150,000-character answers (300 kB pickled: more than a pipe's buffer) are not
+    # sent ahead to a busy worker; were they, the parent would block writing to the stuck one
+    import threading
+    payloads = [("stuck", 0)] + [("big", "x" * 150_000)] * 9
+    got = {}
+    t = threading.Thread(target=lambda: got.update(run_tasks(
+        list(enumerate(payloads)), handler, jobs=1, limits=Limits(timeout_s=0.3, grace_s=0.3))), daemon=True)
+    t.start()
+    t.join(timeout=30)
+    assert not t.is_alive(), "the parent stalled"
+    assert got == {0: Failure("timeout", "killed after the wall-clock limit"), **{i: 150_000 for i in range(1, 10)}}

@@ -22,6 +22,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import wait
+from multiprocessing.reduction import ForkingPickler
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ def _vm_bytes() -> int:
 
 
 FLUSH_S = 0.02      # a worker sends its finished results at most this long after the first of them
+AHEAD_BYTES = 32 * 1024     # a chunk sent ahead to a busy worker: well under a pipe's buffer
 
 
 def _worker(conn, handler, limits: Limits, current):
@@ -169,13 +171,21 @@ def run_tasks(tasks, handler, *, jobs: int = 2, limits: Limits = Limits(), on_re
     budget = limits.timeout_s + limits.grace_s
 
     def feed(slot):
-        if slot.outstanding or not queue:
+        """Keep a chunk waiting in the worker's pipe behind the one it is on, so that it never
+        idles waiting for the parent; only one small enough for the pipe's buffer, so that the
+        parent never blocks writing to a busy (or hung) worker."""
+        if len(slot.outstanding) > chunk or not queue:
             return
         part = [queue.popleft() for _ in range(min(chunk, len(queue)))]
+        data = ForkingPickler.dumps(part)
+        if slot.outstanding and len(data) > AHEAD_BYTES:
+            queue.extendleft(reversed(part))    # sent when the worker is idle
+            return
+        if not slot.outstanding:
+            slot.since = time.monotonic()
         slot.outstanding.extend(tid for tid, _ in part)
-        slot.since = time.monotonic()
         try:
-            slot.conn.send(part)
+            slot.conn.send_bytes(data)
         except (OSError, ValueError):
             pass  # the worker died: its sentinel reports it below
 
@@ -198,6 +208,7 @@ def run_tasks(tasks, handler, *, jobs: int = 2, limits: Limits = Limits(), on_re
 
     try:
         for s in slots:
+            feed(s)
             feed(s)
         while len(results) < len(tasks):
             ready = wait([s.conn for s in slots] + [s.proc.sentinel for s in slots], timeout=0.05)
