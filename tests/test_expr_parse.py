@@ -4,6 +4,8 @@ Expected SymPy objects are built here by hand from Symbols (never by the parser)
 import pickle
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import sympy
 
 from grader.errors import GraderError
@@ -215,3 +217,18 @@ def test_only_text_is_parsed(table, value):
     with pytest.raises(ExprError) as e:
         parse(value, table)
     assert "expected text" in e.value.message and e.value.location.column == 1
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet="0123456789dnhb_xeE +-*/^()[]<>=.,\t²·kwimport", max_size=30))
+def test_the_plain_ascii_fast_path_reads_as_the_full_lexer(text):
+    # the fast path answers only where it reads exactly what the character-by-character loop
+    # reads; anything else (an error included) is left to the loop
+    from grader.expr.lexer import _fast, _scan
+    fast = _fast(text, ParseLimits())
+    try:
+        full = _scan(text, frozenset(), ParseLimits())
+    except ExprError:
+        assert fast is None
+        return
+    assert fast is None or fast == full

@@ -96,6 +96,44 @@ def _bad_char(text: str, pos: int) -> Exception:
     return fail(text, pos, f"unexpected character {ch!r} ({code}{' ' + name if name else ''})")
 
 
+# The commonest answers are short ASCII formulas (8*n*d**2 + 4*n**2*d): one findall reads them,
+# each piece as (spaces before it, integer, name, operator). Anything else in the text (a
+# decimal or grouped number, a superscript, a comma, a tab, a character the language does not
+# have) leaves a gap, and the text goes through the full loop below.
+_FAST = re.compile(r"( *)(?:([0-9]+)(?![0-9.,eE])|([A-Za-z][A-Za-z0-9_]*)|(\*\*|<=|>=|==|[-+*/^()\[\]<>=]))")
+_FAST_OPS = {"(": ("LP", "("), "[": ("LP", "["), ")": ("RP", ")"), "]": ("RP", "]"), "**": ("OP", "^"),
+             **{op: ("OP", OPS[op]) for op in "+-*/^"}, **{r: ("REL", RELS[r]) for r in ("<", ">", "=", "<=", ">=", "==")}}
+_NOT_MATH = frozenset(keyword.kwlist) | {"print", "eval", "exec", "import", "open"}
+
+
+def _fast(text: str, limits: ParseLimits) -> list[Token] | None:
+    """The tokens of a plain ASCII formula (the same as the full loop's), or None."""
+    pieces = _FAST.findall(text)
+    if len(pieces) >= limits.max_tokens:
+        return None
+    tokens, pos = [], 0
+    for spaces, num, name, op in pieces:
+        pos += len(spaces)
+        if num:
+            if len(num) > limits.max_digits:
+                return None
+            tokens.append(Token("NUM", num, int(num), pos))
+            pos += len(num)
+        elif name:
+            if name in _NOT_MATH or "__" in name or name.lower() in NOT_NUMBERS:
+                return None                 # the full loop says why
+            tokens.append(Token("NAME", name, name, pos))
+            pos += len(name)
+        else:
+            kind, value = _FAST_OPS[op]
+            tokens.append(Token(kind, op, value, pos))
+            pos += len(op)
+    if pos != len(text.rstrip(" ")):
+        return None                         # the pieces leave a gap: not a plain formula
+    tokens.append(Token("EOF", "", None, len(text)))
+    return tokens
+
+
 def tokenize(text: str, functions=frozenset(), limits: ParseLimits = ParseLimits()) -> list[Token]:
     """The tokens of ``text`` (ending with an EOF token), or ExprError with the column.
 
@@ -107,6 +145,15 @@ def tokenize(text: str, functions=frozenset(), limits: ParseLimits = ParseLimits
     if len(text) > limits.max_length:
         raise fail(text, limits.max_length, f"text too long: {len(text):,} characters "
                                             f"(at most {limits.max_length:,})")
+    if text.isascii():
+        fast = _fast(text, limits)
+        if fast is not None:
+            return fast
+    return _scan(text, functions, limits)
+
+
+def _scan(text: str, functions, limits: ParseLimits) -> list[Token]:
+    """Any text, character by character."""
     tokens: list[Token] = []
     calls: list[bool] = []      # for each open bracket: is it a function call's?
     pos, n = 0, len(text)

@@ -102,7 +102,16 @@ class SymbolTable:
         return table
 
     def __hash__(self):
-        return hash((self.symbols, self.aliases, self.definition_texts, self.functions))
+        # a table keys every parse and comparison cache: its hash is computed once (kept out
+        # of pickles, since string hashes differ between processes)
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.symbols, self.aliases, self.definition_texts, self.functions))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     # -- lookups -----------------------------------------------------------------------------
     @cached_property
