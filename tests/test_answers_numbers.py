@@ -44,6 +44,13 @@ def test_arithmetic_with_a_noun_reads_as_the_plain_number(answer):
     assert out.read_as.endswith("= 1,048,576")
 
 
+@pytest.mark.parametrize("answer", ["2^20 GFLOPS", "2^10 megaflops", "2^3 TFLOPs", "2^20 bytes"])
+def test_arithmetic_with_a_unit_says_a_plain_number_is_asked(answer):
+    # a unit is not a noun to drop, even one that ends like a noun (GFLOPS, megaflops)
+    out = grade(PARAMS, answer)
+    assert out.status == "invalid" and "plain number, without a unit" in out.feedback, out
+
+
 @pytest.mark.parametrize("answer", ["1,048,577", "1048575", "-1048576", "1.05e6", "1M", "1,048,576.5", "0"])
 def test_near_but_not_exact_is_wrong_when_the_exact_value_is_asked(answer):
     out = grade(PARAMS, answer)

@@ -170,6 +170,17 @@ def test_relations_told_apart_at_sample_points_need_no_sympy(answer, monkeypatch
     assert (out.status, out.feedback) == ("wrong", "not the expected relation"), out
 
 
+def test_a_power_the_parser_left_unexpanded_is_not_expanded_for_the_sample_truths():
+    # (n + d + h + b + 1)^16 has C(20, 4) = 4,845 terms once expanded: over MAX_TERMS, so no
+    # expansion (it took seconds); the twelve points through SymPy still tell it apart
+    from grader.answers.symbolic import MAX_TERMS, read_relation, spread_truths, truths
+    rel = read_relation("(n+d+h+b+1)^16 > 2*d", TABLE)[0]
+    assert MAX_TERMS < 4845 and spread_truths(rel, TABLE) is None
+    assert truths(rel, TABLE) is not None
+    out = check_answer(CROSSOVER, "(n+d+h+b+1)^16 > 2*d")
+    assert (out.status, out.feedback) == ("wrong", "not the expected relation"), out
+
+
 @settings(max_examples=200, deadline=None)
 @given(terms=st.lists(st.tuples(st.fractions(min_value=-50, max_value=50, max_denominator=7),
                                 st.integers(-2, 3), st.integers(-2, 3)), min_size=1, max_size=4),

@@ -7,8 +7,17 @@ import time
 from grader.grade.pool import Failure, Limits, run_tasks
 
 
+class _Bomb:
+    """A result whose pickling kills the worker: it dies between tasks, sending its results."""
+
+    def __reduce__(self):
+        os._exit(3)
+
+
 def handler(payload):
     kind, value = payload
+    if kind == "bomb":
+        return _Bomb()
     if kind == "loop":
         while True:
             pass
@@ -63,3 +72,16 @@ def test_a_stuck_worker_with_big_answers_queued_behind_it_does_not_stall_the_par
     t.join(timeout=30)
     assert not t.is_alive(), "the parent stalled"
     assert got == {0: Failure("timeout", "killed after the wall-clock limit"), **{i: 150_000 for i in range(1, 10)}}
+
+
+def test_a_worker_that_dies_sending_results_costs_only_the_task_that_killed_it():
+    # the results of tasks 0-4 may be in the same batch as the one that cannot be sent: they go
+    # back once, each alone, and only task 5 fails
+    payloads = [("ok", i) for i in range(5)] + [("bomb", 0)] + [("ok", i) for i in range(6, 10)]
+    out = run_tasks(list(enumerate(payloads)), handler, jobs=1, limits=Limits(timeout_s=1, grace_s=0.5))
+    assert out[5].reason == "died"
+    assert {i: out[i] for i in out if i != 5} == {i: 3 * i for i in range(10) if i != 5}
+
+
+def test_task_ids_are_the_callers_own():
+    assert run_tasks([("a", ("ok", 1)), (("b", 2), ("ok", 2))], handler, jobs=2) == {"a": 3, ("b", 2): 6}

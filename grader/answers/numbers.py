@@ -113,8 +113,10 @@ def _read_text(text: str, nouns: bool) -> Reading:
     if _looks_decimal_comma(text):
         raise Unreadable(f"{shorten(text, 30)!r}: use a point for decimals and commas only between "
                          "groups of three digits (1,048,576 or 16.8)")
-    if nouns:                   # 2^20 parameters, as 1,048,576 parameters
-        text = _drop_noun(text) or text
+    if nouns:                   # 2^20 parameters, as 1,048,576 parameters (a last word of its own)
+        head, _, last = text.rpartition(" ")
+        if head.strip() and last.lower() in NOUNS:
+            text = head.strip()
     return read_arithmetic(text)
 
 

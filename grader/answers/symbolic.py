@@ -223,30 +223,41 @@ def spread_truths(rel, table) -> tuple | None:
 def _signs(rel, table, points) -> tuple | None:
     """The truths of one inequality at ``points`` (rows of positive integers, a column per symbol
     of the table) from the sign of its sides' difference, exactly and without SymPy per point."""
-    poly = _integer_difference(rel, table)
-    if poly is None:
+    frac = _integer_difference(rel, table)
+    if frac is None:
         return None
+    num, den = frac
     out = []
     for row in points:          # more symbols than columns: they share values (still valid points)
-        v = 0
-        for coef, powers in poly:
-            for j, e in powers:
-                coef *= row[j % len(row)] ** e
-            v += coef
-        out.append(None if v == 0 else v > 0)
+        a, b = _value_at(num, row), _value_at(den, row)
+        out.append(None if a == 0 or b == 0 else (a > 0) == (b > 0))
     return tuple(out)
+
+
+def _value_at(poly: tuple, row: tuple) -> int:
+    v = 0
+    for coef, powers in poly:
+        for j, e in powers:
+            coef *= row[j % len(row)] ** e
+        v += coef
+    return v
+
+
+# Beyond this many terms the sides' difference is not expanded here (a power the parser left
+# unexpanded, (n + d + h + b + 1)^16): the truths then come from SymPy at the twelve points.
+MAX_TERMS = 200
 
 
 @lru_cache(maxsize=8192)
 def _integer_difference(rel, table) -> tuple | None:
-    """For an inequality ``a > b`` (``≥``, ``<``, ``≤``: oriented so that it reads ``g > 0``) between
-    sums of monomials in the table's symbols, g multiplied by a positive factor (the lcm of its
-    coefficients' denominators, and each symbol to the power that clears its negative exponents)
-    that leaves an integer polynomial: ``((coefficient, ((column, exponent), ...)), ...)``. Its sign
-    at positive values is g's. None for anything else, or when a symbol may take values the points
-    do not fit (not positive; even, odd or prime)."""
+    """For an inequality ``a > b`` (``≥``, ``<``, ``≤``: oriented so that it reads ``g > 0``),
+    g = p/q as two polynomials with integer coefficients (each multiplied by the positive lcm of
+    its coefficients' denominators: the sign of p·q is g's), ``((coefficient, ((column,
+    exponent), ...)), ...)`` each. None for anything else, for more than :data:`MAX_TERMS`
+    terms, or when a symbol may take values the points do not fit (not positive; even, odd or
+    prime)."""
     import math
-    from .derive import poly_of
+    from grader.expr import poly as P
     op = getattr(rel, "rel_op", None)
     if op not in (">", "<", ">=", "<="):
         return None
@@ -255,25 +266,18 @@ def _integer_difference(rel, table) -> tuple | None:
         if any(not sym.is_positive or any(getattr(sym, "is_" + k) is not None for k in ("even", "odd", "prime"))
                for sym in e.free_symbols):
             return None         # the points are positive integers of every kind: fit only such symbols
-        g = poly_of(e.lhs - e.rhs if op in (">", ">=") else e.rhs - e.lhs)
+        frac = P.from_sympy(e.lhs - e.rhs if op in (">", ">=") else e.rhs - e.lhs, MAX_TERMS)
     except (TypeError, ValueError, ArithmeticError, AttributeError, RecursionError):
         return None
-    if g is None:
+    if frac is None:
         return None
     column = {name: j for j, (name, _) in enumerate(table.symbols)}
-    if any(name not in column for powers, _ in g for name, _ in powers):
-        return None
-    lcm = math.lcm(*(c.denominator for _, c in g)) if g else 1
-    low = {}
-    for powers, _ in g:
-        for name, e in powers:
-            low[name] = min(low.get(name, 0), e)
     out = []
-    for powers, c in g:
-        shifted = dict(powers)
-        for name, e in low.items():
-            shifted[name] = shifted.get(name, 0) - e
-        out.append((int(c * lcm), tuple((column[n], e) for n, e in sorted(shifted.items()) if e)))
+    for poly in frac:
+        if any(s.name not in column for m in poly for s, _ in m):
+            return None
+        lcm = math.lcm(*(getattr(c, "denominator", 1) for c in poly.values())) if poly else 1
+        out.append(tuple((int(c * lcm), tuple((column[s.name], k) for s, k in m)) for m, c in poly.items()))
     return tuple(out)
 
 

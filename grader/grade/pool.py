@@ -129,7 +129,7 @@ def _send(conn, results: list) -> None:
 class _Slot:
     def __init__(self, ctx, handler, limits):
         parent, child = ctx.Pipe(duplex=True)
-        self.current = ctx.RawValue("q", -1)    # shared: the task the worker is on, -1 between tasks
+        self.current = ctx.RawValue("q", -1)    # shared: the index of the task the worker is on, -1 between
         self.proc = ctx.Process(target=_worker, args=(child, handler, limits, self.current), daemon=True)
         # What the parent holds (SymPy, the bank, a class's answers) is moved out of the cycle
         # collector's reach before the fork: a collection in the worker would otherwise walk,
@@ -141,7 +141,8 @@ class _Slot:
             gc.unfreeze()
         child.close()
         self.conn = parent
-        self.outstanding: deque = deque()
+        self.outstanding: deque = deque()   # task indices sent, in order, without a result yet
+        self.chunks: deque = deque()        # how many of each chunk sent are still outstanding
         self.since = time.monotonic()
 
     def kill(self):
@@ -160,48 +161,68 @@ def run_tasks(tasks, handler, *, jobs: int = 2, limits: Limits = Limits(), on_re
     The handler must be importable or inherited through fork (it is, on Linux).
     """
     tasks = list(tasks)
-    results: dict = {}
     if not tasks:
-        return results
+        return {}
+    payloads = [payload for _, payload in tasks]
+    results: dict = {}          # task index -> result (the workers see indices, never the tids)
+    strikes: set = set()        # tasks requeued once after a death that named no task
     ctx = mp.get_context("fork")
     jobs = max(1, min(jobs, len(tasks)))
-    queue = deque(tasks)
+    queue = deque(range(len(tasks)))
     chunk = max(1, min(64, len(tasks) // (jobs * 4) or 1))
     slots = [_Slot(ctx, handler, limits) for _ in range(jobs)]
     budget = limits.timeout_s + limits.grace_s
 
     def feed(slot):
-        """Keep a chunk waiting in the worker's pipe behind the one it is on, so that it never
+        """Keep one chunk waiting in the worker's pipe behind the one it is on, so that it never
         idles waiting for the parent; only one small enough for the pipe's buffer, so that the
         parent never blocks writing to a busy (or hung) worker."""
-        if len(slot.outstanding) > chunk or not queue:
+        if len(slot.chunks) >= 2 or not queue:
             return
-        part = [queue.popleft() for _ in range(min(chunk, len(queue)))]
-        data = ForkingPickler.dumps(part)
-        if slot.outstanding and len(data) > AHEAD_BYTES:
+        part = []                   # a task with a strike goes in a chunk of its own
+        while queue and len(part) < chunk and not (part and queue[0] in strikes):
+            part.append(queue.popleft())
+            if part[-1] in strikes:
+                break
+        data = ForkingPickler.dumps([(i, payloads[i]) for i in part])
+        if slot.chunks and len(data) > AHEAD_BYTES:
             queue.extendleft(reversed(part))    # sent when the worker is idle
             return
-        if not slot.outstanding:
+        if not slot.chunks:
             slot.since = time.monotonic()
-        slot.outstanding.extend(tid for tid, _ in part)
+        slot.outstanding.extend(part)
+        slot.chunks.append(len(part))
         try:
             slot.conn.send_bytes(data)
         except (OSError, ValueError):
             pass  # the worker died: its sentinel reports it below
 
+    def record(slot, i, out):
+        if slot.outstanding and slot.outstanding[0] == i:
+            slot.outstanding.popleft()
+            slot.chunks[0] -= 1
+            if not slot.chunks[0]:
+                slot.chunks.popleft()
+        results[i] = out
+
     def replace(slot, reason, detail=""):
-        """The worker died or hung: its current answer fails; the rest of its chunk (finished
-        but not yet sent, or not started) goes back in the queue."""
+        """The worker died or hung: the task it was on fails; the rest of its chunks (finished
+        but not yet sent, or not started) go back in the queue. A worker that died between
+        tasks names none (it died sending results): its tasks go back once, each then alone in
+        its chunk, so that a second such death names the one whose result killed it."""
         slot.kill()
-        pending = [tid for tid in slot.outstanding if tid not in results]
+        pending = [i for i in slot.outstanding if i not in results]
         if pending:
-            culprit = slot.current.value if slot.current.value in pending else pending[0]
-            results[culprit] = Failure(reason, detail)
-            pending.remove(culprit)
-            if on_result:
-                on_result(1)
-        pending = set(pending)
-        queue.extendleft(reversed([t for t in tasks if t[0] in pending and t[0] not in results]))
+            on = slot.current.value
+            culprit = on if on in pending else pending[0] if strikes.intersection(pending) else None
+            if culprit is None:
+                strikes.update(pending)
+            else:
+                results[culprit] = Failure(reason, detail)
+                pending.remove(culprit)
+                if on_result:
+                    on_result(1)
+        queue.extendleft(reversed(pending))
         fresh = _Slot(ctx, handler, limits)
         slots[slots.index(slot)] = fresh
         return fresh
@@ -218,10 +239,8 @@ def run_tasks(tasks, handler, *, jobs: int = 2, limits: Limits = Limits(), on_re
                     try:
                         while s.conn.poll():
                             got = s.conn.recv()
-                            for tid, out in got:
-                                if s.outstanding and s.outstanding[0] == tid:
-                                    s.outstanding.popleft()
-                                results[tid] = out
+                            for i, out in got:
+                                record(s, i, out)
                             s.since = time.monotonic()
                             if on_result:
                                 on_result(len(got))
@@ -244,4 +263,4 @@ def run_tasks(tasks, handler, *, jobs: int = 2, limits: Limits = Limits(), on_re
             s.proc.join(timeout=1)
             if s.proc.is_alive():
                 s.kill()
-    return results
+    return {tid: results[i] for i, (tid, _) in enumerate(tasks)}

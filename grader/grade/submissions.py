@@ -86,7 +86,9 @@ def gc_paused():
     fifth of the reading time, half of the scoring). What the work made is then moved out of
     the collector's reach (``gc.freeze``), or the next collections would walk all of it once
     more (a tenth of a class's grading); being free of cycles, it is still freed, by reference
-    counting, once dropped. Never around forking workers."""
+    counting, once dropped (a cycle made in the phase, such as an exception's traceback, waits
+    for the next ``gc.unfreeze``: the worker pool's, when it next forks). Never around forking
+    workers."""
     enabled = gc.isenabled()
     gc.disable()
     try:
