@@ -11,7 +11,7 @@ naive SymPy grader, measured in one run.
    end (reading the YAML file and writing the JSON report included, which the naive loop does
    not do) and grading alone (plan, check, score: like for like with the naive loop).
 
-    .venv/bin/python benchmarks/bench_grade.py [--learners 1000] [--unique 400] [--jobs 2] [--repeat 3]
+    .venv/bin/python benchmarks/bench_grade.py [--learners 1000] [--unique 400] [--jobs 2] [--repeat 5]
 
 This machine's speed wanders (a shared VM): the unique answers are timed ``--repeat`` times,
 ours and the naive grader interleaved, and the medians compared; the class's first run (cold,
@@ -153,7 +153,7 @@ def main():
     ap.add_argument("--learners", type=int, default=1000)
     ap.add_argument("--unique", type=int, default=400)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each measurement (medians are reported)")
+    ap.add_argument("--repeat", type=int, default=5, help="runs of each measurement (medians are reported)")
     args = ap.parse_args()
 
     from grader.bank import load_bank
