@@ -417,8 +417,8 @@ def _check_expression(spec: AnswerSpec, raw) -> Outcome:
 
 
 def _check_relation(spec: AnswerSpec, raw) -> Outcome:
-    from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, check_relation, compare_relations, read_relation, \
-        truths_differ
+    from .symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, check_relation, compare_relations, disagreement, \
+        read_relation, truths_differ
     ref, ref_probes, mistakes, variants = prepare(spec)
     table = spec.table
     rel, shown = read_relation(raw, table)
@@ -442,7 +442,8 @@ def _check_relation(spec: AnswerSpec, raw) -> Outcome:
     for mv, mprobes, message in variants:
         if not _not_same(probes, mprobes) and compare_relations(mine, mv, table)[0] == SAME:
             return fb.wrong(shown, message)
-    return fb.wrong(shown, fb.otherwise(spec.feedback, "not the expected relation"))
+    where = disagreement(mine, ref, probes, ref_probes, table)
+    return fb.wrong(shown, fb.otherwise(spec.feedback, "not the expected relation" + (f": {where}" if where else "")))
 
 
 _CHECKERS = {"number": _check_number, "quantity": _check_quantity, "shape": _check_shape,

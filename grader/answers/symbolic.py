@@ -281,6 +281,25 @@ def _integer_difference(rel, table) -> tuple | None:
     return tuple(out)
 
 
+def disagreement(mine, ref, probes_mine: tuple, probes_ref: tuple, table) -> str | None:
+    """Where ``mine`` is wrong, as the feedback says it: "at d = 316, n = 1000 it holds, but should
+    not", from the first sample point where the probes ((truths, spread truths) of each) differ,
+    both known; None when they never do."""
+    for k, rows in ((1, _SPREAD), (0, _POINTS)):
+        a, b = probes_mine[k], probes_ref[k]
+        if a is None or b is None:
+            continue
+        at = next((i for i, (x, y) in enumerate(zip(a, b)) if x is not None and y is not None and x != y), None)
+        if at is None:
+            continue
+        names = {str(sym) for rel in (mine, ref) for sym in table.expand(rel).free_symbols}
+        row = rows[at]
+        values = ", ".join(f"{name} = {row[j % len(row)]}" for j, (name, _) in enumerate(table.symbols)
+                           if name in names)
+        return f"at {values} it holds, but should not" if a[at] else f"at {values} it fails, but should hold"
+    return None
+
+
 def differ_somewhere(a: tuple | None, b: tuple | None) -> bool:
     """True when the truths (from the same function) prove two relations not equivalent: at some
     point both are known and differ."""
