@@ -261,10 +261,12 @@ def _probes(rel, table) -> tuple:
     return truths(rel, table), spread_truths(rel, table)
 
 
-def _not_same(a: tuple, b: tuple) -> bool:
-    """Whether the probes of two relations prove them not equivalent."""
+def _not_same(a: tuple, b: tuple, differ=None) -> bool:
+    """Whether the probes of two relations prove them not equivalent: by ``differ`` on each kind
+    of truths (default :func:`.symbolic.differ_somewhere`)."""
     from .symbolic import differ_somewhere
-    return differ_somewhere(a[0], b[0]) or differ_somewhere(a[1], b[1])
+    differ = differ or differ_somewhere
+    return differ(a[0], b[0]) or differ(a[1], b[1])
 
 
 _PREPARERS = {"number": _prep_number, "quantity": _prep_quantity, "shape": _prep_shape,
@@ -425,7 +427,7 @@ def _check_relation(spec: AnswerSpec, raw) -> Outcome:
     mine = check_relation(rel)
     probes = _probes(mine, table)
     # different at a sample point, and not simply reversed (compare_relations says "reversed")
-    proven = truths_differ(probes[0], ref_probes[0]) or truths_differ(probes[1], ref_probes[1])
+    proven = _not_same(probes, ref_probes, truths_differ)
     v, how = (DIFFERENT, "sampling") if proven else compare_relations(mine, ref, table)
     if v == SAME:
         return fb.correct(shown)

@@ -176,7 +176,7 @@ def _scan(text: str, functions, limits: ParseLimits) -> list[Token]:
         if ch.isascii() and ch.isalpha():
             m = NAME.match(text, pos)
             name = m.group(0)
-            if keyword.iskeyword(name) or name in ("print", "eval", "exec", "import", "open"):
+            if name in _NOT_MATH:
                 raise fail(text, pos, f"{name!r} is Python, not math: only formulas are read here")
             if name.lower() in NOT_NUMBERS:
                 raise fail(text, pos, f"{name!r} is not a finite number")
