@@ -42,7 +42,12 @@ class Seconds(click.FloatRange):
                    "together; PyTorch's one-time import is counted to no claim. A claim past it is an "
                    "error and the others go on.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every check's evidence and the corrected statements.")
-def check_spec(paths, fmt, output, device, only, timeout, verbose):
+@click.option("--no-train", is_flag=True,
+              help="Skip the demonstrations that train a model (kind: demonstrate); their claims report "
+                   "'skipped'. Without it, trained results are cached (GRADER_CACHE_DIR, else ~/.cache/grader).")
+@click.option("--figures", "figures", metavar="DIR", type=click.Path(file_okay=False), default=None,
+              help="Write each trained head's average attention map, per seed, as PNG and SVG files in DIR.")
+def check_spec(paths, fmt, output, device, only, timeout, verbose, no_train, figures):
     """Check every claim of the spec(s) at PATHS (files or folders; none: the bundled subject 17-08).
 
     Exit status: 0 when every verdict is what the spec expects, 1 when one is not (or a check
@@ -54,6 +59,11 @@ def check_spec(paths, fmt, output, device, only, timeout, verbose):
         why = cannot_write(output)
         if why:
             raise click.BadParameter(f"{output}: {why}; nothing was checked", param_hint="--output")
+    if figures:
+        from grader.spec.plots import cannot_plot
+        why = cannot_plot(figures)
+        if why:
+            raise click.BadParameter(f"{figures}: {why}; nothing was checked", param_hint="--figures")
     from grader.spec.files import may_measure
     from grader.spec.measurer import Measurer
 
@@ -81,7 +91,8 @@ def check_spec(paths, fmt, output, device, only, timeout, verbose):
         elif measurer is not None and device != "cuda" and not needs_measurement(claims):
             measurer.close()
             measurer = None
-        results = run_subjects(subjects, only=only, device=device, timeout=timeout, measurer=measurer)
+        results = run_subjects(subjects, only=only, device=device, timeout=timeout, measurer=measurer,
+                               train=not no_train)
     finally:
         if measurer is not None:
             measurer.close()
@@ -99,6 +110,10 @@ def check_spec(paths, fmt, output, device, only, timeout, verbose):
     else:
         click.echo(text, nl=False)
     ok = all(r.ok for r in results)
+    if figures:
+        from grader.spec.plots import write_attention_maps
+        written = write_attention_maps(results, figures)
+        click.echo(f"{len(written)} figure file{'' if len(written) == 1 else 's'} written to {figures}", err=True)
     if output:
         n = sum(len(r.results) for r in results)
         click.echo(f"{n} claim{'' if n == 1 else 's'} checked; report written to {output}"

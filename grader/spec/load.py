@@ -469,17 +469,23 @@ class _Loader:
         if kind not in ("shapes", "measure", "compare", "invariance", "equivalence"):
             return True
         from .measure import required_sizes
+        vary = dict(params.get("vary") or {})
+        given = set(at) | set(vary)     # n_q and n_k instead of n: cross-attention
+        if {"n_q", "n_k"} & given and ("n" in given or kind == "equivalence"):
+            self.error(f"{what}: give n (self-attention) or n_q and n_k (cross-attention)"
+                       + (", not both" if kind != "equivalence" else "; equivalence runs self-attention: give n"),
+                       at_loc)
+            return False
         if kind == "shapes":
-            need = {"d", "h", "n"}
+            need = set(required_sizes("shape.Q", given))
         elif kind == "measure":
-            need = set(required_sizes(params["quantity"]))
+            need = set(required_sizes(params["quantity"], given))
         elif kind == "compare":
-            need = set(required_sizes(params["left"])) | set(required_sizes(params["right"]))
+            need = set(required_sizes(params["left"], given)) | set(required_sizes(params["right"], given))
         elif kind == "invariance":
-            need = set(required_sizes(params["quantity"]))
+            need = set(required_sizes(params["quantity"], given))
         else:
             need = {"d", "h"}
-        vary = dict(params.get("vary") or {})
         ok = missing(need, set(at) | set(vary), "mha is built and run at these sizes")
         formula = params.get("formula")
         if formula is not None:
@@ -579,6 +585,11 @@ class _Loader:
                            c.loc_of("kind"))
                 continue
             params = self.fields(c, KINDS[kind].FIELDS, f"{_a(kind)} check")
+            if params is not None and KINDS[kind].validate is not None:
+                problems = KINDS[kind].validate(params)
+                for name, message in problems:
+                    self.error(message, c.loc_of(name) if name in c else c.loc)
+                params = None if problems else params
             if params is not None and self.valid_values(kind, params, c):
                 out.append(Check(kind, frozen_map(params), loc))
         return out
@@ -710,7 +721,7 @@ class _Loader:
 
 _BAD = object()
 _BOOLS = {True: True, False: False, "true": True, "false": False}
-SIZE_ORDER = {"d": 0, "h": 1, "n": 2, "b": 3}
+SIZE_ORDER = {"d": 0, "h": 1, "n": 2, "b": 3, "n_q": 4, "n_k": 5}
 _NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 

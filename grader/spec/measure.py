@@ -5,7 +5,8 @@
     measure("shape.Q_i", {"d": 768, "h": 12, "n": 128})          -> (128, 64)
 
 Sizes: d (d_model), h (heads), n (sequence length; self-attention), b (batch; absent:
-one unbatched sequence), each a positive integer. Everything is measured on the "meta"
+one unbatched sequence), each a positive integer. Cross-attention: n_q (queries, e.g. a decoder's
+positions) and n_k (keys and values, e.g. an encoder's output) instead of n. Everything is measured on the "meta"
 device (shapes, parameters and FLOPs without memory), so sizes can be those of real models.
 torch is imported here, on first call (:func:`import_torch`), and nowhere else in the spec
 engine: ``grader check-spec`` calls this module in its measuring process
@@ -39,7 +40,7 @@ from __future__ import annotations
 import operator
 from functools import lru_cache
 
-SIZE_NAMES = ("d", "h", "n", "b")
+SIZE_NAMES = ("d", "h", "n", "b", "n_q", "n_k")
 ALIASES = {"d_model": "d", "num_heads": "h", "batch": "b", "batch_size": "b"}
 FLOP_PARTS = ("total", "matmul_total", "projections", "attention", "q_proj", "k_proj", "v_proj", "qk",
               "av", "out_proj", "softmax", "scaling", "masking", "bias")
@@ -78,16 +79,20 @@ def check_quantity(quantity: str) -> None:
         raise QuantityError(f"unknown quantity {quantity!r}; expected one of: {', '.join(quantities())}")
 
 
-def required_sizes(quantity: str) -> tuple:
-    """The sizes a quantity must be given: d and h for parameters, d, h and n for the rest."""
-    return ("d", "h") if quantity in ("params", "params_nobias") else ("d", "h", "n")
+def required_sizes(quantity: str, given=()) -> tuple:
+    """The sizes a quantity must be given: d and h for parameters, d, h and n for the rest
+    (cross-attention, when ``given`` has n_q or n_k: d, h, n_q and n_k)."""
+    if quantity in ("params", "params_nobias"):
+        return ("d", "h")
+    return ("d", "h", "n_q", "n_k") if {"n_q", "n_k"} & set(given) else ("d", "h", "n")
 
 
 def _sizes(values, need):
     v = {ALIASES.get(k, k): x for k, x in values.items()}
     missing = [k for k in need if k not in v]
     if missing:
-        raise QuantityError(f"missing size {', '.join(missing)} (sizes are d, h, n and optionally b)")
+        raise QuantityError(f"missing size {', '.join(missing)} (sizes are d, h, n — or n_q and n_k for "
+                            f"cross-attention — and optionally b)")
     out = {}
     for k in SIZE_NAMES:
         if k in v:
@@ -110,7 +115,11 @@ def measure(quantity: str, values, device: str = "meta", layout: str = "fused", 
     if quantity in ("params", "params_nobias"):
         v = _sizes(values, ("d", "h"))
         return _params(v["d"], v["h"], layout, bias and quantity == "params")
-    v = _sizes(values, ("d", "h", "n"))
+    v = _sizes(values, required_sizes(quantity, [ALIASES.get(k, k) for k in values]))
+    if "n_q" in v:
+        if "n" in v:
+            raise QuantityError("give n (self-attention) or n_q and n_k (cross-attention), not both")
+        return _measure(quantity, v["d"], v["h"], v["n_q"], v.get("b"), layout, bool(bias), device, v["n_k"])
     return _measure(quantity, v["d"], v["h"], v["n"], v.get("b"), layout, bool(bias), device)
 
 
@@ -127,49 +136,57 @@ def _module(d, h, layout, bias, device):
     return mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device=device).eval()
 
 
+def _inputs(torch, d, n, b, device, n_k):
+    """(query, key/value): one tensor for self-attention (n_k None), else two of n and n_k positions."""
+    x = torch.empty((n, d) if b is None else (b, n, d), device=device)
+    if n_k is None:
+        return x, x
+    return x, torch.empty((n_k, d) if b is None else (b, n_k, d), device=device)
+
+
 @lru_cache(maxsize=256)
-def _measure(quantity, d, h, n, b, layout, bias, device):
+def _measure(quantity, d, h, n, b, layout, bias, device, n_k=None):
+    """n: the (query) length; n_k: the key/value length for cross-attention (None: self-attention)."""
     torch = import_torch()
     import mha
 
     m = _module(d, h, layout, bias, device)
-    shape = (n, d) if b is None else (b, n, d)
-    x = torch.empty(shape, device=device)
+    x, kv = _inputs(torch, d, n, b, device, n_k)
     group, _, part = quantity.partition(".")
     if group == "flops":
-        report = _flops(d, h, n, b, layout, bias, device)
+        report = _flops(d, h, n, b, layout, bias, device, n_k)
         return report.matmul_total if part in ("total", "matmul_total") else report.as_dict()[part]
     if group == "attention":
         with _shape_kernels():
             if part.startswith("bytes."):
-                return mha.attention_matrices(m, x, x, dtype=getattr(torch, DTYPES[part[len("bytes."):]])).bytes
-            a = mha.attention_matrices(m, x, x)
+                return mha.attention_matrices(m, x, kv, dtype=getattr(torch, DTYPES[part[len("bytes."):]])).bytes
+            a = mha.attention_matrices(m, x, kv)
         return a.count if part == "count" else a.elements
-    t = _trace(d, h, n, b, layout, bias, device)
+    t = _trace(d, h, n, b, layout, bias, device, n_k)
     shape = t.shape(part) if group == "shape" else t[part].shape
     return tuple(int(s) for s in shape)
 
 
 @lru_cache(maxsize=64)
-def _flops(d, h, n, b, layout, bias, device):
+def _flops(d, h, n, b, layout, bias, device, n_k=None):
     torch = import_torch()
     import mha
 
     m = _module(d, h, layout, bias, device)
-    x = torch.empty((n, d) if b is None else (b, n, d), device=device)
+    x, kv = _inputs(torch, d, n, b, device, n_k)
     with _shape_kernels():
-        return mha.measure_flops(m, x, x, x, need_weights=True, average_attn_weights=False)
+        return mha.measure_flops(m, x, kv, kv, need_weights=True, average_attn_weights=False)
 
 
 @lru_cache(maxsize=64)
-def _trace(d, h, n, b, layout, bias, device):
+def _trace(d, h, n, b, layout, bias, device, n_k=None):
     torch = import_torch()
     import mha
 
     m = _module(d, h, layout, bias, device)
-    x = torch.empty((n, d) if b is None else (b, n, d), device=device)
+    x, kv = _inputs(torch, d, n, b, device, n_k)
     with torch.no_grad(), _shape_kernels():
-        return mha.trace(m, x, x, x)
+        return mha.trace(m, x, kv, kv)
 
 
 _SHAPE_KERNELS = None
@@ -235,7 +252,12 @@ def _shape_kernels():
 
 def make(request: dict):
     """One measurement as the measured checks ask for it (grader.spec.checks.measured.request):
-    {"quantity", "at", "layout", "bias"}, or {"equivalence": {"a", "b", "values", "seed", "device"}}."""
+    {"quantity", "at", "layout", "bias"}, or {"equivalence": {"a", "b", "values", "seed", "device"}},
+    or {"experiment": {...}} (a demonstration, grader.spec.checks.demonstrate: mha.experiments.run)."""
+    if "experiment" in request:
+        import_torch()
+        from mha.experiments import run
+        return run(request["experiment"])
     if "equivalence" in request:
         return equivalence(**request["equivalence"])
     return measure(request["quantity"], request["at"], layout=request["layout"], bias=request["bias"])

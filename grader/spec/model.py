@@ -12,7 +12,11 @@ from typing import Any, Mapping
 from grader.errors import Location
 
 VERDICTS = ("holds", "refuted", "error", "unverifiable")
-EXPECTATIONS = ("holds", "refuted", "unverifiable")
+# Verdicts of demonstrations (kind: demonstrate): evidence from seeded experiments, not proofs.
+# "skipped": the experiment was not run (check-spec --no-train); it is not a verdict.
+DEMONSTRATION_VERDICTS = ("demonstrated", "not demonstrated", "inconclusive", "skipped")
+ALL_VERDICTS = VERDICTS + DEMONSTRATION_VERDICTS
+EXPECTATIONS = ("holds", "refuted", "unverifiable", "demonstrated", "not demonstrated")
 
 
 def frozen_map(d=None) -> Mapping:
@@ -141,7 +145,8 @@ class ClaimResult:
 
     @property
     def ok(self) -> bool:
-        return self.verdict == self.claim.expect
+        """The verdict is the expected one (a skipped demonstration is no verdict, so no mismatch)."""
+        return self.verdict == self.claim.expect or self.verdict == "skipped"
 
     @property
     def evidence(self) -> str:

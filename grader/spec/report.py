@@ -4,16 +4,17 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from .model import VERDICTS
+from .model import ALL_VERDICTS, DEMONSTRATION_VERDICTS
 
-COLOURS = {"holds": "green", "refuted": "yellow", "error": "red", "unverifiable": "cyan"}
+COLOURS = {"holds": "green", "refuted": "yellow", "error": "red", "unverifiable": "cyan",
+           "demonstrated": "green", "not demonstrated": "yellow", "inconclusive": "magenta", "skipped": "dim"}
 
 
 def summary(subject_results) -> dict:
     """Counts by verdict, how many met their expectation, and how many did not."""
     results = [r for s in subject_results for r in s.results]
     counts = Counter(r.verdict for r in results)
-    return {"claims": len(results), **{v: counts.get(v, 0) for v in VERDICTS},
+    return {"claims": len(results), **{v: counts.get(v, 0) for v in ALL_VERDICTS},
             "ok": sum(r.ok for r in results), "unexpected": sum(not r.ok for r in results)}
 
 
@@ -72,7 +73,7 @@ def to_junit(subject_results) -> str:
                 ET.SubElement(case, "error", message=r.evidence[:500]).text = text
             elif not r.ok:
                 ET.SubElement(case, "failure", message=f"verdict {r.verdict}, expected {r.claim.expect}").text = text
-            elif r.verdict == "unverifiable":
+            elif r.verdict in ("unverifiable", "skipped"):
                 ET.SubElement(case, "skipped", message=r.evidence[:500])
             ET.SubElement(case, "system-out").text = text
     ET.indent(root)
@@ -108,7 +109,10 @@ def to_text(subject_results, *, verbose=False, colour=None, width=None) -> str:
         claim_width = min(id_width, max(10, width // 4))
         # 4 columns: 5 borders and 2 spaces of padding each (and one spare); verdict ("unverifiable ✗") 14, expected 12;
         # on a narrow terminal those two wrap too, so that the evidence keeps a third of the width
-        verdict_width, expected_width = (14, 12) if width - claim_width - 39 >= width // 3 else (7, 7)
+        # (demonstrations: "not demonstrated ✗" 18, expected 16)
+        longest = max([len(v) + 2 for r in sr.results for v in (r.verdict, r.claim.expect)] + [14])
+        verdict_width, expected_width = (longest, longest - 2) if width - claim_width - 2 * longest - 11 >= width // 3 \
+            else (7, 7)
         evidence_width = max(8, width - claim_width - verdict_width - expected_width - 14)
         table.add_column("claim", overflow="fold", min_width=claim_width, max_width=claim_width)
         table.add_column("verdict", overflow="fold", min_width=verdict_width, max_width=verdict_width)
@@ -130,8 +134,10 @@ def summary_line(s) -> str:
     """"3 claims: 2 hold, 1 refuted, 0 unverifiable, 1 error; 1 not as expected"."""
     def n(count, word, plural=None):
         return f"{count} {word if count == 1 else (plural or word + 's')}"
-    return (f"{n(s['claims'], 'claim')}: {s['holds']} hold, {s['refuted']} refuted, {s['unverifiable']} unverifiable, "
-            f"{n(s['error'], 'error')}; {s['unexpected']} not as expected")
+    shown = [v for v in DEMONSTRATION_VERDICTS if s.get(v)]    # only when a spec has demonstrations
+    demonstrations = "".join(f", {s[v]} {v}" for v in shown)
+    return (f"{n(s['claims'], 'claim')}: {s['holds']} hold, {s['refuted']} refuted, {s['unverifiable']} unverifiable"
+            f"{demonstrations}, {n(s['error'], 'error')}; {s['unexpected']} not as expected")
 
 
 class _Null:

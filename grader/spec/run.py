@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .checks import KINDS
 from .checks.common import Context, MeasureError, request_key, result
@@ -98,7 +98,9 @@ def select(subject: Subject, only: str | None):
 
 
 def combine(checks) -> str:
-    """A claim's verdict from its checks: error > refuted > holds; all unverifiable -> unverifiable."""
+    """A claim's verdict from its checks: error > refuted > holds; all unverifiable -> unverifiable.
+    A demonstration (kind demonstrate) is evidence, not proof: its verdict outranks holds, the
+    weakest first (not demonstrated > inconclusive > skipped > demonstrated)."""
     verdicts = [c.verdict for c in checks]
     if not verdicts or "error" in verdicts:
         return "error"
@@ -106,6 +108,9 @@ def combine(checks) -> str:
         return "unverifiable"
     if "refuted" in verdicts:
         return "refuted"
+    for v in ("not demonstrated", "inconclusive", "skipped", "demonstrated"):
+        if v in verdicts:
+            return v
     return "holds"
 
 
@@ -146,6 +151,7 @@ class _Pending:
     requests: list
     key: int | None = None
     timed_out: bool = False
+    extended: float = 0.0     # seconds added to the claim's limit by its checks' budgets
 
 
 def _step1(ctx, claim, timeout, measurer) -> _Pending:
@@ -169,12 +175,17 @@ def _step1(ctx, claim, timeout, measurer) -> _Pending:
     p = _Pending(ctx, claim, results, time.perf_counter() - start, requests, timed_out=timed_out)
     if requests and not timed_out:
         budget = None if timeout is None else timeout - p.seconds
+        asked = [KINDS[c.kind].budget(c) for c in claim.checks if KINDS[c.kind].budget]   # a check's own budget
+        if budget is not None and any(b is not None for b in asked):
+            p.extended = max([budget] + [b for b in asked if b is not None]) - budget
+            budget += p.extended
         p.key = measurer.submit(requests, budget)
     return p
 
 
 def _step3(p: _Pending, timeout, measurer) -> ClaimResult:
     results, extra, seconds = p.results, [], p.seconds
+    timeout = None if timeout is None else timeout + p.extended
     if p.timed_out:
         extra.append(_timed_out(timeout))
     elif any(r is None for r in results):
@@ -192,7 +203,7 @@ def _step3(p: _Pending, timeout, measurer) -> ClaimResult:
                         value = tuple(value)
                     measurements[request_key(request)] = value
         if not failure:
-            ctx = Context(p.ctx.subject, p.ctx.device, p.ctx.seed, measurements)
+            ctx = replace(p.ctx, measurements=measurements)
             start = time.perf_counter()
             try:
                 with _time_limit(None if timeout is None else timeout - seconds):
@@ -231,14 +242,16 @@ def run_claims(pairs, *, timeout: float | None = DEFAULT_TIMEOUT, measurer=None)
 
 
 def run_subjects(subjects, *, only: str | None = None, device: str = "auto", seed: int = 0,
-                 timeout: float | None = DEFAULT_TIMEOUT, measurer=None) -> list:
-    """Check every (selected) claim of every subject; a SubjectResult per subject, in order."""
-    pairs = [(Context(s, device, seed), c) for s in subjects for c in select(s, only)]
+                 timeout: float | None = DEFAULT_TIMEOUT, measurer=None, train: bool = True) -> list:
+    """Check every (selected) claim of every subject; a SubjectResult per subject, in order.
+    ``train=False``: demonstrations that train a model are skipped (verdict "skipped")."""
+    pairs = [(Context(s, device, seed, train=train), c) for s in subjects for c in select(s, only)]
     results = iter(run_claims(pairs, timeout=timeout, measurer=measurer))
     return [SubjectResult(s, tuple(next(results) for _ in select(s, only))) for s in subjects]
 
 
 def run_subject(subject: Subject, *, only: str | None = None, device: str = "auto", seed: int = 0,
-                timeout: float | None = DEFAULT_TIMEOUT, measurer=None) -> SubjectResult:
+                timeout: float | None = DEFAULT_TIMEOUT, measurer=None, train: bool = True) -> SubjectResult:
     """Check every (selected) claim; results in the spec's order."""
-    return run_subjects([subject], only=only, device=device, seed=seed, timeout=timeout, measurer=measurer)[0]
+    return run_subjects([subject], only=only, device=device, seed=seed, timeout=timeout, measurer=measurer,
+                        train=train)[0]

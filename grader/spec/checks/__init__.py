@@ -10,7 +10,8 @@
 
 Symbolic kinds (no torch): identity, numeric, config, dominance, asymptotic.
 Measured kinds (mha, meta device where sizes are large): shapes, measure, compare,
-invariance, equivalence. And unverifiable (a reason, no check).
+invariance, equivalence. Demonstrations (seeded experiments on mha, some training a small
+model): demonstrate. And unverifiable (a reason, no check).
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ class Kind:
     run: Callable
     help: str = ""
     requests: Callable | None = None    # measured kinds: (ctx, check) -> the measurements it needs
+    validate: Callable | None = None    # (params) -> [(field, message)]: what the fields' types cannot see
+    budget: Callable | None = None      # (check) -> seconds its measurements may take (None: the claim's limit)
 
 
 def _lazy(module, func):
@@ -91,3 +94,10 @@ KINDS = {
                          _lazy("symbolic", "unverifiable"),
                          "nothing to check; the reason is reported"),
 }
+
+# One module per kind from here on (grader/spec/checks/<kind>.py: FIELDS, HELP, run, requests, ...).
+from . import demonstrate as _demonstrate  # noqa: E402  (torch-free)
+
+KINDS[_demonstrate.NAME] = Kind(_demonstrate.NAME, _demonstrate.FIELDS, _demonstrate.MEASURES,
+                                _lazy("demonstrate", "run"), _demonstrate.HELP, _lazy("demonstrate", "requests"),
+                                _demonstrate.validate, _demonstrate.budget)

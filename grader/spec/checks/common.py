@@ -13,12 +13,14 @@ from ..model import CheckResult, frozen_map
 class Context:
     """What a check runs with: the subject, the device for real computations, the seed, and
     ``measurements``: request key -> value (or MeasureError), made by the measuring process;
-    without them a measured check measures in this process (:func:`measure_here`)."""
+    without them a measured check measures in this process (:func:`measure_here`). ``train``:
+    False skips the demonstrations that train a model (check-spec --no-train)."""
 
     subject: Any
     device: str = "cpu"
     seed: int = 0
     measurements: Any = None
+    train: bool = True
 
     def measured(self, request: dict):
         """The value of one measurement (see grader.spec.checks.measured.request)."""

@@ -1,0 +1,26 @@
+"""Seeded experiments on mha: demonstrations of what the texts say trained heads do.
+
+A demonstration is evidence a reader can rerun, not a proof: a small synthetic task built so
+that a claim has a measurable consequence, trained on CPU with fixed seeds, and a statistic
+computed per seed from its definition. ``grader check-spec`` runs them for the claims whose
+checks are ``kind: demonstrate`` (docs/spec-language.md); ``python -m mha.experiments`` reruns
+one from the command line.
+
+    from mha.experiments import EXPERIMENTS, run
+    run({"name": "two-relations", "statistic": "accuracy-gain", "sizes": {"d": 32, "n": 8},
+         "vary": {"h": [1, 2, 4]}, "seeds": [0, 1, 2, 3, 4], "steps": 300})
+
+Modules: catalog (names, sizes, statistics; no torch), stats (the statistics' definitions),
+tasks (the two-relation task, its model and training run), mechanics (dropout, gradients,
+independent heads, scaling), runner (a request -> per-seed statistics), cache (results on disk).
+Importing this package does not import torch.
+"""
+from __future__ import annotations
+
+from .catalog import EXPERIMENTS, LIMITS, Experiment, experiment  # noqa: F401  (torch-free)
+
+
+def run(request: dict, attention=None) -> dict:
+    """Run one experiment (see mha.experiments.runner.run)."""
+    from .runner import run as _run
+    return _run(request, attention)

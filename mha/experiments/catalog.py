@@ -1,0 +1,230 @@
+"""The experiments a spec can name (``kind: demonstrate``), without torch: their sizes, their
+statistics and what each statistic is, so that a spec is checked when it is loaded.
+
+Each statistic is a number computed per seed from its definition (:mod:`mha.experiments.stats`),
+or, for a *pooled* statistic, one number over all the seeds (which head takes which role is a
+question about seeds, not about one seed). The verdict (demonstrated, not demonstrated,
+inconclusive) is the spec engine's (:mod:`grader.spec.checks.demonstrate`): it compares the
+statistic with the effect the claim predicts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+# Limits on what a spec may ask for: a spec file is untrusted input, and every experiment runs
+# on the checking machine's CPU.
+LIMITS = MappingProxyType({"d": 256, "h": 32, "n": 64, "n_q": 64, "n_k": 64, "b": 256,
+                           "steps": 5000, "seeds": 32})
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    summary: str
+    trains: bool                       # trains a model (skipped by `check-spec --no-train`)
+    sizes: MappingProxyType            # default sizes; the names a spec may give in `at`
+    statistics: MappingProxyType       # name -> what it is
+    pooled: frozenset = frozenset()    # statistics that are one number over all the seeds
+    steps: int | None = None           # default training steps (experiments that train)
+    dropout: float | None = None       # default p (the dropout experiment)
+    optional: tuple = ()               # sizes a spec may give that have no default (n_q, n_k)
+    vary: tuple = ()                   # sizes a spec may vary (`vary: {h: [1, 2, 4]}`)
+    needs_vary: frozenset = field(default_factory=frozenset)   # statistics that compare varied sizes
+
+
+def _m(**kw):
+    return MappingProxyType(kw)
+
+
+EXPERIMENTS = MappingProxyType({
+    "two-relations": Experiment(
+        "two-relations",
+        "a synthetic task whose every target needs two relations at once: the value token at "
+        "position i-1 (a positional relation) and the value token at the one position whose key "
+        "token matches the query's key (a content relation); one mha layer between learned "
+        "embeddings and two linear read-outs, trained with Adam on fresh seeded batches",
+        True,
+        _m(d=32, h=2, n=8),
+        _m(**{
+            "accuracy-gain": "per seed: the lowest accuracy (both targets right) among the varied h "
+                             "other than 1, minus the accuracy at h = 1, after the same steps on the "
+                             "same data",
+            "specialisation": "per seed: D after training minus D at initialisation, where D is the "
+                              "spread over heads of (mass on position i-1 minus mass on the content "
+                              "match): max over heads minus min over heads, from 0 (all heads alike) "
+                              "to 2 (one head wholly positional, another wholly on the match)",
+            "distance-spread": "per seed: the spread over heads of the mean attention distance "
+                               "sum_j A[i,j]·|i-j| (max minus min over heads), after training minus at "
+                               "initialisation",
+            "role-heads": "over all the seeds: how many different head indices take the positional "
+                          "role (the head with the largest mass on i-1 minus mass on the match, when "
+                          "that mass is at least one half); 1 if a role belonged to a head index",
+        }),
+        pooled=frozenset({"role-heads"}),
+        steps=300,
+        optional=("n_q", "n_k"),
+        vary=("h",),
+        needs_vary=frozenset({"accuracy-gain"}),
+    ),
+    "dropout": Experiment(
+        "dropout",
+        "one forward pass of mha(d, h, dropout=p) on seeded inputs in training mode, and one in "
+        "evaluation mode, against the attention weights A_i before dropout (mha.trace)",
+        False,
+        _m(d=16, h=2, n=32, b=16),
+        _m(**{
+            "zeroed-z": "per seed: |zeroed - p·N| / sqrt(N·p·(1-p)), the zeroed weights' distance from "
+                        "their expected count in binomial standard deviations (N weights, training mode)",
+            "survivor-scale-error": "per seed: the largest |A'·(1-p)/A - 1| over the weights that "
+                                    "survive dropout (A' after dropout, A before)",
+            "eval-zeroed": "per seed: how many attention weights are zero in evaluation mode "
+                           "(A has none: softmax is positive)",
+        }),
+        dropout=0.1,
+    ),
+    "gradients": Experiment(
+        "gradients",
+        "one forward and backward pass of a seeded loss (mean squared error to a random target) "
+        "through mha(d, h, layout per_head), then one SGD step",
+        False,
+        _m(d=16, h=4, n=8, b=4),
+        _m(**{
+            "updated-fraction": "per seed: the fraction of the 4h per-head matrices (each head's W_i^Q, "
+                                "W_i^K, W_i^V and its d_v rows of W^O) that got a non-zero gradient "
+                                "from the backward pass and were changed by the step",
+        }),
+    ),
+    "independent-heads": Experiment(
+        "independent-heads",
+        "mha(d, h, layout per_head) with its own initialisation, on one seeded input: each head's "
+        "Q_i, K_i, V_i (mha.trace); then the same with every head given head 1's weights",
+        False,
+        _m(d=16, h=4, n=8),
+        _m(**{
+            "min-head-difference": "per seed: over every pair of heads, the smallest of max|Q_a - Q_b|, "
+                                   "max|K_a - K_b|, max|V_a - V_b|, relative to the largest |Q_i|, "
+                                   "|K_i|, |V_i| (0: two heads compute the same vectors)",
+            "equal-weights-difference": "per seed: the same difference when every head has the same "
+                                        "weights (the largest over pairs instead of the smallest)",
+        }),
+    ),
+    "score-scale": Experiment(
+        "score-scale",
+        "freshly initialised mha(d, h) for h = 1, 4, 16 (d_k = d/h) on the same seeded unit-variance "
+        "inputs: the variance of the scores S_i = Q_i K_iᵀ/√d_k (mha.trace)",
+        False,
+        _m(d=64, n=16, b=8),
+        _m(**{
+            "log2-variance-ratio": "per seed: log2 of var(S_i) at the largest d_k over var(S_i) at the "
+                                   "smallest d_k (0 when the scaling by 1/√d_k keeps the scores' "
+                                   "variance; log2 of the d_k ratio without it)",
+        }),
+    ),
+})
+
+
+def experiment(name: str) -> Experiment:
+    try:
+        return EXPERIMENTS[name]
+    except KeyError:
+        raise ValueError(f"unknown experiment {name!r}; experiments are {', '.join(EXPERIMENTS)}") from None
+
+
+class RequestError(ValueError):
+    """What an experiment cannot be asked; ``field`` names the spec field at fault."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+def _int_in(field, name, v, top):
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= top:
+        raise RequestError(field, f"{name} must be an integer from 1 to {top}, got {v!r}")
+
+
+def normalise(request: dict) -> dict:
+    """The request with the experiment's defaults filled in (torch-free, so that a spec is checked
+    when it is loaded); RequestError for what is not allowed."""
+    name = request.get("name")
+    if name not in EXPERIMENTS:
+        raise RequestError("experiment", f"unknown experiment {name!r}; experiments are {', '.join(EXPERIMENTS)}")
+    exp = EXPERIMENTS[name]
+    statistic = request.get("statistic")
+    if statistic not in exp.statistics:
+        raise RequestError("statistic", f"experiment {exp.name} has no statistic {statistic!r}; its statistics "
+                                        f"are {', '.join(exp.statistics)}")
+    given = dict(request.get("sizes") or {})
+    allowed = list(exp.sizes) + list(exp.optional)
+    unknown = sorted(set(given) - set(allowed))
+    if unknown:
+        raise RequestError("at", f"experiment {exp.name} takes the sizes {', '.join(allowed)}, not "
+                                 f"{', '.join(unknown)}")
+    sizes = {**exp.sizes, **given}
+    if "n_q" in given or "n_k" in given:
+        if "n" in given or not ("n_q" in given and "n_k" in given):
+            raise RequestError("at", "cross-attention takes both n_q and n_k, and no n")
+        sizes.pop("n", None)
+    vary = {k: list(v) for k, v in (request.get("vary") or {}).items()}
+    if set(vary) - set(exp.vary):
+        raise RequestError("vary", f"experiment {exp.name} varies {', '.join(exp.vary) or 'nothing'}, not "
+                                   f"{', '.join(sorted(set(vary) - set(exp.vary)))}")
+    if statistic in exp.needs_vary and not vary.get("h"):
+        raise RequestError("vary", f"statistic {statistic} compares several h: give vary: {{h: [1, 2, 4]}}")
+    if statistic in exp.needs_vary and (1 not in vary["h"] or len(set(vary["h"])) < 2):
+        raise RequestError("vary", f"statistic {statistic} compares h = 1 with other h: vary h over 1 and at "
+                                   f"least one more, got {vary['h']}")
+    if vary and statistic not in exp.needs_vary and exp.name != "score-scale":
+        raise RequestError("vary", f"statistic {statistic} is about one h (give it in at), it varies nothing")
+    if exp.name == "score-scale":
+        vary.setdefault("h", [1, 4, 16])
+    for k, v in sizes.items():
+        _int_in("at", k, v, LIMITS[k])
+    for k, xs in vary.items():
+        for x in xs:
+            _int_in("vary", k, x, LIMITS[k])
+    for h in vary.get("h", [sizes.get("h", 1)]):
+        if sizes["d"] % h:
+            raise RequestError("vary" if vary else "at", f"h = {h} does not divide d = {sizes['d']}")
+    if exp.name == "two-relations":
+        if "n" in sizes and (sizes["n"] % 2 or sizes["n"] < 4):
+            raise RequestError("at", f"the two-relation task needs an even n of at least 4 (keys come in "
+                                     f"pairs), got n = {sizes['n']}")
+        if "n_q" in sizes and sizes["n_q"] < 2:
+            raise RequestError("at", f"the two-relation task needs n_q of at least 2, got {sizes['n_q']}")
+    seeds = request.get("seeds")
+    seeds = [0] if seeds is None else list(seeds)
+    _int_in("seeds", "the number of seeds", len(seeds), LIMITS["seeds"])
+    for x in seeds:
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 2**63 - LIMITS["seeds"] - 1_000_003:
+            raise RequestError("seed", f"a seed must be an integer from 0 to 2^63 - {LIMITS['seeds'] + 1_000_004}, "
+                                       f"got {x!r}")
+    steps = request.get("steps")
+    if steps is not None and exp.steps is None:
+        raise RequestError("steps", f"experiment {exp.name} trains nothing: it takes no steps")
+    steps = exp.steps if steps is None else steps
+    if steps is not None:
+        _int_in("steps", "steps", steps, LIMITS["steps"])
+    p = request.get("dropout")
+    if p is not None and exp.dropout is None:
+        raise RequestError("dropout", f"experiment {exp.name} takes no dropout")
+    p = exp.dropout if p is None else p
+    if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1):
+        raise RequestError("dropout", f"dropout must be a probability between 0 and 1 (both excluded), got {p!r}")
+    return {"name": exp.name, "statistic": statistic, "sizes": sizes, "vary": vary, "seeds": seeds,
+            "steps": steps, "dropout": None if p is None else float(p)}
+
+
+def rerun_command(req: dict) -> str:
+    """The command that reruns this experiment (python -m mha.experiments)."""
+    parts = ["python -m mha.experiments", req["name"], req["statistic"],
+             "--at " + ",".join(f"{k}={v}" for k, v in req["sizes"].items())]
+    for k, v in req["vary"].items():
+        parts.append(f"--vary {k}=" + ",".join(str(x) for x in v))
+    parts.append("--seeds " + ",".join(str(s) for s in req["seeds"]))
+    if req["steps"] is not None:
+        parts.append(f"--steps {req['steps']}")
+    if req["dropout"] is not None:
+        parts.append(f"--dropout {req['dropout']:g}")
+    return " ".join(parts)
