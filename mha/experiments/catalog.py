@@ -57,6 +57,8 @@ EXPERIMENTS = MappingProxyType({
             "distance-spread": "per seed: the spread over heads of the mean attention distance "
                                "sum_j A[i,j]·|i-j| (max minus min over heads), after training minus at "
                                "initialisation",
+            "shared-roles": "per seed: how many heads share their role (positional or match, at least "
+                            "half their mass on it) with another head: heads that are not unique",
             "role-heads": "over all the seeds: how many different head indices take the positional "
                           "role (the head with the largest mass on i-1 minus mass on the match, when "
                           "that mass is at least one half); 1 if a role belonged to a head index",

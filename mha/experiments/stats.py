@@ -82,6 +82,12 @@ def roles(prev, match, threshold: float = 0.5) -> list:
     return out
 
 
+def shared_roles(head_roles) -> int:
+    """How many heads have a clear role ("positional" or "match") that another head has too."""
+    clear = [r for r in head_roles if r != "mixed"]
+    return sum(1 for r in clear if clear.count(r) > 1)
+
+
 def positional_head(prev, match, threshold: float = 0.5):
     """The index of the head most given to position i-1 (largest prev - match), or None when
     that head does not take the positional role (less than ``threshold`` of its mass on i-1)."""

@@ -162,15 +162,17 @@ def run(ctx, check):
     got = ctx.measured(req)
     seeds, values = got["seeds"], got["values"]
     control = got.get("control")
+    listed = ", ".join(_fmt(v) for v in values)
+    notes = []
     if got.get("pooled_statistic"):
         pooled = got.get("pooled")
         if pooled is None:
-            verdict, why = "inconclusive", got.get("pooled_detail", "")
+            verdict, why = "inconclusive", "the statistic could not be computed"
         else:
             verdict = "demonstrated" if _OPS[op](pooled, threshold) else "not demonstrated"
-            why = f"over the seeds {_fmt(pooled)}: {got.get('pooled_detail', '')}"
-        shown = f"{stat} = {_fmt(pooled)} over seeds {_seeds(seeds)} (per seed: " + \
-            ", ".join(f"{s}: {_fmt(v)}" for s, v in zip(seeds, values)) + ")"
+            why = "over the seeds"
+        shown = f"{stat} = {_fmt(pooled)} over seeds {_seeds(seeds)} (per seed: {listed})"
+        notes.append(got.get("pooled_detail", ""))
     else:
         verdict, why = decide(values, op, threshold)
         known = [v for v in values if v is not None]
@@ -179,13 +181,13 @@ def run(ctx, check):
             mean = sum(known) / len(known)
             sd = math.sqrt(sum((v - mean) ** 2 for v in known) / (len(known) - 1)) if len(known) > 1 else 0.0
             spread = f"; mean {_fmt(mean)}, sd {_fmt(sd)}"
-        shown = f"{stat} per seed " + ", ".join(f"{s}: {_fmt(v)}" for s, v in zip(seeds, values)) + spread
+        shown = f"{stat} per seed ({_seeds(seeds)}): {listed}{spread}"
     if control is not None and not control.get("ok", True) and verdict != "inconclusive":
         verdict, why = "inconclusive", f"the comparison is not fair — {control['text']}"
     if verdict == "not demonstrated" and check.get("always"):
         verdict, why = "refuted", f"not demonstrated ({why}), and the claim says it always happens"
-    parts = [f"{verdict} ({why}): {shown}; {predicted}",
-             f"{exp.name}: {got['setup']}; seeds {_seeds(seeds)}"]
+    parts = [f"{verdict} ({why}): {shown}; {predicted}"] + [n for n in notes if n]
+    parts.append(f"{exp.name}: {got['setup']}; seeds {_seeds(seeds)}")
     if control is not None:
         parts.append(f"control: {control['text']}")
     parts.append(f"a seeded demonstration that can be rerun, not a proof: {got['rerun']}")
