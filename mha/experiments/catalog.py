@@ -122,6 +122,7 @@ EXPERIMENTS = MappingProxyType({
                                    "smallest d_k (0 when the scaling by 1/√d_k keeps the scores' "
                                    "variance; log2 of the d_k ratio without it)",
         }),
+        vary=("h",),
     ),
 })
 

@@ -187,11 +187,11 @@ def run(ctx, check):
     if verdict == "not demonstrated" and check.get("always"):
         verdict, why = "refuted", f"not demonstrated ({why}), and the claim says it always happens"
     parts = [f"{verdict} ({why}): {shown}; {predicted}"] + [n for n in notes if n]
-    parts.append(f"{exp.name}: {got['setup']}; seeds {_seeds(seeds)}")
+    parts.append(f"Experiment {exp.name} ({got['setup']}), seeds {_seeds(seeds)}")
     if control is not None:
-        parts.append(f"control: {control['text']}")
-    parts.append(f"a seeded demonstration that can be rerun, not a proof: {got['rerun']}")
-    parts.append("per seed: " + "; ".join(f"seed {s}: {d}" for s, d in zip(seeds, got["details"])))
+        parts.append(f"Control: {control['text']}")
+    parts.append(f"A seeded demonstration that can be rerun, not a proof: {got['rerun']}")
+    parts.append("Per seed: " + "; ".join(f"seed {s}: {d}" for s, d in zip(seeds, got["details"])))
     return result(NAME, verdict, ". ".join(parts), "demonstrated",
                   experiment=exp.name, statistic=stat, definition=exp.statistics[stat],
                   effect=f"{op} {_fmt(threshold)}", seeds=seeds, values=values, details=got["details"],
