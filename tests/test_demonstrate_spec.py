@@ -58,7 +58,7 @@ def line_of(path, needle):
     ('{kind: demonstrate, experiment: two-relations, statistic: specialisation, steps: 99999999, effect: "> 0"}',
      "steps must be an integer from 1 to 5000"),
     ('{kind: demonstrate, experiment: dropout, statistic: zeroed-z, effect: "< 4", budget: 100000}',
-     "budget must be a number of seconds above 0 and at most 3600"),
+     "budget must be a number of seconds above 0 and at most 600"),
     ('{kind: demonstrate, experiment: dropout, statistic: zeroed-z, effect: "< 4", at: {n_kv: 2}}',
      "takes the sizes d, h, n, b, not n_kv"),
 ])
@@ -96,6 +96,8 @@ def test_the_evidence_can_be_rerun_and_a_second_run_trains_nothing(tmp_path, mon
     assert first["trained"] == 1 and first["cached"] == 0
     assert second["trained"] == 0 and second["cached"] == 1
     assert first["values"] == second["values"] and first["seeds"] == [0]
+    # the report names the figures; their data (the attention maps) stays in the API's result
+    assert first["figures"] == ["two-relations-d16-n8-h2-steps30-seed0"]
     assert "python -m mha.experiments two-relations specialisation --at d=16,h=2,n=8 --seeds 0 --steps 30" \
         in first["rerun"]
     # the command in the evidence reruns it (from the cache: the same numbers)

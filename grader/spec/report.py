@@ -22,7 +22,7 @@ def claim_dict(r) -> dict:
     c = r.claim
     evidence = {"summary": r.evidence,
                 "checks": [{"kind": x.kind, "verdict": x.verdict, "method": x.method, "summary": x.summary,
-                            "details": _plain(dict(x.details))} for x in r.checks]}
+                            "details": _plain(_reported(x.details))} for x in r.checks]}
     if c.corrected:
         evidence["corrected"] = c.corrected
     if r.disagreement:
@@ -31,6 +31,15 @@ def claim_dict(r) -> dict:
             "source": {"document": c.source.document, "section": c.source.section},
             "verdict": r.verdict, "expected": c.expect, "ok": r.ok, "evidence": evidence,
             "location": str(c.location) if c.location else None, "seconds": round(r.seconds, 4)}
+
+
+def _reported(details) -> dict:
+    """A check's details as reports show them: a demonstration's attention maps (the data of
+    `--figures`, kept in the result for the API) by figure name only."""
+    d = dict(details)
+    if d.get("figures"):
+        d["figures"] = [f["name"] for f in d["figures"]]
+    return d
 
 
 def _plain(x):

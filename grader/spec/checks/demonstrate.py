@@ -47,7 +47,7 @@ FIELDS = {
     "budget": ("number", False),
 }
 DEFAULT_SEEDS = 5
-MAX_BUDGET = 3600.0
+MAX_BUDGET = 600.0
 _EFFECT = re.compile(r"\s*(>=|<=|>|<|=)\s*([-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*")
 _OPS = {">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<": lambda a, b: a < b,
         "<=": lambda a, b: a <= b, "=": lambda a, b: a == b}
