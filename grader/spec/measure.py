@@ -5,12 +5,14 @@
     measure("shape.Q_i", {"d": 768, "h": 12, "n": 128})          -> (128, 64)
 
 Sizes: d (d_model), h (heads), n (sequence length; self-attention), b (batch; absent:
-one unbatched sequence), each a positive integer. Cross-attention: n_q (queries, e.g. a decoder's
-positions) and n_k (keys and values, e.g. an encoder's output) instead of n. Everything is measured on the "meta"
+one unbatched sequence), each a positive integer. Everything is measured on the "meta"
 device (shapes, parameters and FLOPs without memory), so sizes can be those of real models.
 torch is imported here, on first call (:func:`import_torch`), and nowhere else in the spec
 engine: ``grader check-spec`` calls this module in its measuring process
 (:mod:`grader.spec.worker`), never in its own. It imports nothing of the engine.
+
+Cross-attention: n_q (query positions, e.g. a decoder's) and n_k (key/value positions, e.g. an
+encoder's output) instead of n.
 
 Quantities:
   params, params_nobias                       count_parameters (bias=True / bias=False)

@@ -27,8 +27,6 @@ import re
 
 from mha.experiments.catalog import EXPERIMENTS, RequestError, normalise
 
-from .common import result
-
 NAME = "demonstrate"
 MEASURES = True
 HELP = ("a seeded experiment on mha (training a small model where it must) whose statistic the claim "
@@ -150,6 +148,8 @@ def decide(values, op: str, threshold: float):
 
 
 def run(ctx, check):
+    from .common import result   # (not at import: the registry imports this module)
+
     exp = EXPERIMENTS[check["experiment"]]
     op, threshold = parse_effect(check["effect"])
     stat = check["statistic"]
