@@ -56,7 +56,7 @@ class QuantityError(ValueError):
 
 def import_torch():
     """``import torch`` (and mha), without torch's "Failed to initialize NumPy" UserWarning:
-    numpy is not a dependency and nothing here converts tensors to arrays."""
+    numpy may be missing (only matplotlib, for figures, needs it) and nothing here converts tensors to arrays."""
     import warnings
 
     with warnings.catch_warnings():

@@ -50,13 +50,16 @@ def main(argv=None) -> int:
         return 0
     if args.no_cache:
         os.environ["GRADER_CACHE_DIR"] = "off"
-    vary = {}
-    if args.vary:
-        k, _, v = args.vary.partition("=")
-        vary = {k.strip(): [int(x) for x in v.split(",") if x.strip()]}
-    request = {"name": args.name, "statistic": args.statistic, "sizes": _pairs(args.at, "--at"), "vary": vary,
-               "seeds": [int(s) for s in args.seeds.split(",") if s.strip()], "steps": args.steps,
-               "dropout": args.dropout}
+    try:
+        vary = {}
+        if args.vary:
+            k, _, v = args.vary.partition("=")
+            vary = {k.strip(): [int(x) for x in v.split(",") if x.strip()]}
+        request = {"name": args.name, "statistic": args.statistic, "sizes": _pairs(args.at, "--at"), "vary": vary,
+                   "seeds": [int(s) for s in args.seeds.split(",") if s.strip()], "steps": args.steps,
+                   "dropout": args.dropout}
+    except (ValueError, argparse.ArgumentTypeError) as e:
+        ap.error(str(e))
     from .runner import run
     try:
         result = run(request)
