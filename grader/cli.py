@@ -13,7 +13,7 @@ import sys
 import click
 
 from . import __version__
-from .errors import ErrorList, GraderError
+from .errors import GraderError
 
 # name -> (module, attribute, one-line help shown by `grader --help`)
 COMMANDS = {
@@ -53,9 +53,8 @@ def cli():
 
 
 def report_error(err: GraderError) -> None:
-    errors = err.errors if isinstance(err, ErrorList) else [err]
-    for e in errors:
-        click.echo(f"error: {e}", err=True)
+    from .commands import echo_errors
+    echo_errors(err)
 
 
 def main(argv=None) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from grader import yamlio
 from grader.errors import ErrorList, GraderError, InputError, Location, SpecError
 
-from .model import KINDS, Bank, Derive, Measure, Mistake, Problem, Variant, frozen, plain
+from .model import KINDS, Bank, BankMistake, Derive, Measure, Problem, Variant, frozen, plain
 
 FILE_KEYS = {"subject", "problems"}
 PROBLEM_KEYS = {
@@ -280,7 +280,7 @@ def _mistakes(item, err) -> tuple:
         if not isinstance(m, dict) or not isinstance(m.get("feedback"), str) or ("answer" in m) == ("formula" in m):
             err("each mistake needs 'feedback' and exactly one of 'answer' or 'formula'", "mistakes")
             continue
-        out.append(Mistake(m["feedback"], plain(m.get("answer")), m.get("formula"),
+        out.append(BankMistake(m["feedback"], plain(m.get("answer")), m.get("formula"),
                            frozen(plain(m.get("at") or {})), raw.loc_of(i)))
     return tuple(out)
 

@@ -67,8 +67,8 @@ def _verify(problem: Problem, bank: Bank, expected: str) -> Verification:
         if fail:
             fails.append(fail)
     if problem.variant is not None and not fails:
-        from grader.grade.variants import draws
-        n = len(draws(problem, subject))
+        from .variants import draws
+        n = len(draws(problem, bank))
         found.append(f"{n} variants")
         if n == 0:
             fails.append("no variant has a well-defined reference (an integer where the reference is one)")

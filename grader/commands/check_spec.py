@@ -7,8 +7,7 @@ import sys
 
 import click
 
-DEFAULT_TIMEOUT = 60.0      # grader.spec.run.DEFAULT_TIMEOUT (not imported: it would load the engine)
-MAX_TIMEOUT = 1e6           # grader.spec.run.MAX_TIMEOUT
+from grader.spec.limits import DEFAULT_TIMEOUT, MAX_TIMEOUT   # a light module: no engine loaded
 
 
 class Seconds(click.FloatRange):
@@ -54,37 +53,13 @@ def check_spec(paths, fmt, output, device, only, timeout, verbose):
         why = cannot_write(output)
         if why:
             raise click.BadParameter(f"{output}: {why}; nothing was checked", param_hint="--output")
-    from grader.spec.files import may_measure
-    from grader.spec.measurer import Measurer
+    from grader.errors import OptionError
+    from grader.spec.run import check_paths
 
-    # The measuring process (torch) starts now, before even the YAML reader is imported, so that
-    # its import overlaps the loading of the spec and the symbolic checks; with --only, once the
-    # selection is known to need it.
-    measurer = None
-    if device == "cuda" or (only is None and may_measure(list(paths) or None)):
-        measurer = Measurer().start()
     try:
-        from grader.spec.load import load_subjects
-        from grader.spec.run import needs_measurement, run_subjects, select
-
-        if device == "cuda":
-            info = measurer.ready()
-            if not info.get("cuda"):
-                why = info.get("fatal") or "CUDA is not available on this machine"
-                raise click.BadParameter(why, param_hint="--device")
-        subjects = load_subjects(list(paths) or None)
-        claims = [c for s in subjects for c in select(s, only)]
-        if only and not claims:
-            raise click.BadParameter(f"no claim id matches {only!r}", param_hint="--only")
-        if measurer is None and needs_measurement(claims):
-            measurer = Measurer().start()
-        elif measurer is not None and device != "cuda" and not needs_measurement(claims):
-            measurer.close()
-            measurer = None
-        results = run_subjects(subjects, only=only, device=device, timeout=timeout, measurer=measurer)
-    finally:
-        if measurer is not None:
-            measurer.close()
+        results = check_paths(paths, only=only, device=device, timeout=timeout)
+    except OptionError as e:
+        raise click.BadParameter(e.message, param_hint=e.option) from None
     from grader.spec.report import render
 
     terminal = output is None and fmt == "text" and sys.stdout.isatty()

@@ -25,14 +25,15 @@ def exercises(exercises, fmt, learner, verify):
     --learner ID its prompt is shown with that learner's numbers.
     """
     from grader.bank import load_bank, verify_reference
-    from grader.errors import ErrorList, GraderError
+    from grader.errors import GraderError
+
+    from . import echo_errors
 
     ctx = click.get_current_context()
     try:
         bank = load_bank(exercises)
     except GraderError as e:
-        for err in e.errors if isinstance(e, ErrorList) else [e]:
-            click.echo(f"error: {err}", err=True)
+        echo_errors(e)
         ctx.exit(2)
     if learner is not None and not learner.strip():
         raise click.BadParameter("a learner id is needed", param_hint="--learner")
@@ -66,10 +67,10 @@ def exercises(exercises, fmt, learner, verify):
 def _as_seen(problem, learner: str, bank) -> tuple:
     """(prompt with the learner's numbers, {name: value} drawn), as `grader grade` draws them;
     a variant that cannot be derived gives the template and why."""
-    from grader.grade.variants import drawn_values, for_learner
+    from grader.bank.variants import drawn_values, for_learner
     try:
-        seen, _ = for_learner(problem, learner, bank.subject)
-        return seen.prompt, drawn_values(problem, learner, bank.subject)
+        seen, _ = for_learner(problem, learner, bank)
+        return seen.prompt, drawn_values(problem, learner, bank)
     except Exception as e:  # the bank's fault, shown, not raised: the other problems still list
         return problem.prompt, f"the variant cannot be derived: {e}"
 

@@ -42,10 +42,12 @@ def grade(answers, exercises, fmt, output, jobs, timeout):
     from grader.bank import load_bank
     from grader.errors import GraderError
     from grader.grade.formats import render
-    from grader.grade.pool import Limits
+    from grader.grade.pool import AnswerLimits
     from grader.grade.run import grade as run_grade
     from grader.grade.submissions import load_submissions
     from grader.output import cannot_write
+
+    from . import echo_errors
 
     ctx = click.get_current_context()
     why = cannot_write(output) if output else None
@@ -56,7 +58,7 @@ def grade(answers, exercises, fmt, output, jobs, timeout):
         bank = load_bank(exercises)
         loaded = load_submissions(answers)
     except GraderError as e:
-        _errors(e)
+        echo_errors(e)
         ctx.exit(2)
     if not loaded.submissions and not loaded.errors:
         click.echo("error: no answer files (*.yaml, *.yml, *.json) found", err=True)
@@ -66,7 +68,7 @@ def grade(answers, exercises, fmt, output, jobs, timeout):
                                f"got {len(loaded.submissions)} submissions")
     progress = _progress_bar() if sys.stderr.isatty() else None
     try:
-        report = run_grade(bank, loaded, jobs=jobs, limits=Limits(timeout_s=timeout), progress=progress)
+        report = run_grade(bank, loaded, jobs=jobs, limits=AnswerLimits(timeout_s=timeout), progress=progress)
     finally:
         if progress:
             progress.close()
@@ -79,15 +81,8 @@ def grade(answers, exercises, fmt, output, jobs, timeout):
     else:
         click.echo(text, nl=False)
     if fmt != "text":
-        for e in report.errors:
-            click.echo(f"error: {e}", err=True)
+        echo_errors(report.errors)
     ctx.exit(2 if report.unreadable else 0)
-
-
-def _errors(err) -> None:
-    from grader.errors import ErrorList
-    for e in err.errors if isinstance(err, ErrorList) else [err]:
-        click.echo(f"error: {e}", err=True)
 
 
 class _progress_bar:

@@ -6,18 +6,13 @@ them from YAML and the runner (:mod:`grader.spec.run`) turns claims into results
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Mapping
 
 from grader.errors import Location
+from grader.values import frozen_map
 
 VERDICTS = ("holds", "refuted", "error", "unverifiable")
 EXPECTATIONS = ("holds", "refuted", "unverifiable")
-
-
-def frozen_map(d=None) -> Mapping:
-    """A read-only mapping (for fields of frozen dataclasses)."""
-    return MappingProxyType(dict(d or {}))
 
 
 @dataclass(frozen=True)
