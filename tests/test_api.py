@@ -246,3 +246,30 @@ def test_code_answers_go_through_the_executor(tmp_path):
     assert len(code) == 1 and Path(code[0].path) == (tmp_path / "mine.py").resolve()
     assert s.results[0].status == "correct" and s.results[0].feedback == "ran"
     assert s.results[1].status == "error"       # the executor's failure, reported on that answer alone
+
+
+def test_a_claims_time_limit_holds_outside_the_main_thread(tmp_path, monkeypatch):
+    """check_subject / check_claim from a thread that is not the main one: a symbolic check that
+    never ends is the claim's time-out error, and the other claims are checked."""
+    from spec_helpers import claim, write_spec
+
+    from grader.spec import checks
+    from grader.spec.load import load_subject
+    kind = checks.KINDS["numeric"]
+
+    def endless(ctx, check):
+        while True:
+            sum(range(1000))
+
+    spec = write_spec(tmp_path, claim("slow", "holds", ["{kind: numeric, expr: 4*d^2, at: {d: 2}, claimed: '16'}"]),
+                      claim("quick", "holds", ["{kind: identity, lhs: 4*d*(d+1), rhs: 4*d^2 + 4*d}"]))
+    subject = load_subject(spec)
+    monkeypatch.setitem(checks.KINDS, "numeric", replace(kind, run=endless))
+    got = _in_thread(lambda: api.check_subject(subject, timeout=0.5))
+    slow, quick = got.results
+    assert slow.verdict == "error" and "time limit of 0.5 s exceeded" in slow.evidence
+    assert quick.verdict == "holds"
+    one = _in_thread(lambda: api.check_claim(subject, "slow", timeout=0.3))
+    assert one.verdict == "error" and "time limit of 0.3 s exceeded" in one.evidence
+    monkeypatch.undo()
+    assert _in_thread(lambda: api.check_claim(subject, "slow", timeout=5)).verdict == "holds"
