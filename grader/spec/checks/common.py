@@ -77,3 +77,38 @@ def result(kind, verdict, summary, method="", **details) -> CheckResult:
 
 def num(x) -> str:
     return fmt(x)
+
+
+def pretty(e) -> str:
+    """An expression as the reports write it (``^`` for powers)."""
+    import sympy
+    return sympy.sstr(e).replace("**", "^")
+
+
+def figure_result(kind, expr, values, claimed, where="", method="symbolic"):
+    """``expr`` at ``values`` against a claimed figure: exact, or within half a unit of its
+    last stated digit (the numeric and config kinds)."""
+    from ..figures import to_fraction
+    try:
+        value = evaluate_exact(expr, values)
+    except ValueError as e:
+        return result(kind, "error", f"cannot evaluate {pretty(expr)}: {e}")
+    if not value.is_number or not value.is_real:
+        return result(kind, "error", f"{pretty(expr)} at {show_values(values)} is not a real number: {value}")
+    exact = value if value.is_Rational else None
+    computed = to_fraction(exact) if exact is not None else None
+    ok = claimed.matches(exact) if exact is not None else abs(float(value) - float(claimed.value)) <= float(claimed.tolerance)
+    shown = num(computed) if computed is not None else f"{float(value):.10g}"
+    unit = " bytes" if claimed.unit else ""
+    at = f" at {show_values(values)}" if values else ""
+    summary = (f"{pretty(expr)}{at}{where} = {shown}{unit}; claimed {claimed.describe()}")
+    return result(kind, "holds" if ok else "refuted", summary, method,
+                  expr=pretty(expr), at=dict(values), computed=shown, claimed=claimed.text,
+                  claimed_value=num(claimed.value), tolerance=num(claimed.tolerance))
+
+
+def needs_values(site, params, exprs, why) -> bool:
+    """A check evaluated at ``at``: every symbol of ``exprs`` has a value there, and the values
+    meet the spec's constraints."""
+    at = dict(params.get("at") or {})
+    return site.missing(site.free(*exprs), at, why) and site.meets_constraints(at)
