@@ -126,9 +126,9 @@ class Bank:
     def __contains__(self, problem_id: object) -> bool:
         return problem_id in self.__dict__["_by_id"]
 
-    def memo(self, key: Any, make: Callable[[], T]) -> T:
-        """What ``make()`` gives, made once per bank and key (thread-safe; ``make`` runs with
-        the bank's lock held, so it must not wait for another thread that memoizes on this
+    def memo(self, key: Any, make: Callable[..., T], *args: Any) -> T:
+        """What ``make(*args)`` gives, made once per bank and key (thread-safe; ``make`` runs
+        with the bank's lock held, so it must not wait for another thread that memoizes on this
         bank). What it makes lives and dies with this bank."""
         memo: dict[Any, Any] = self.__dict__["_memo"]
         try:
@@ -137,7 +137,7 @@ class Bank:
             pass
         with self.__dict__["_lock"]:
             if key not in memo:
-                memo[key] = make()
+                memo[key] = make(*args)
             return memo[key]            # type: ignore[no-any-return]
 
     def __getstate__(self) -> dict[str, Any]:

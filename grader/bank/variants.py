@@ -29,13 +29,14 @@ def draws(problem: Problem, source: Any) -> tuple:
     """All well-defined draws of a variant problem: ((combo dict items, reference), ...).
     ``source``: the :class:`Bank` (its spec; the draws cached on it) or a spec subject."""
     if isinstance(source, Bank):
-        bank = source
-        return bank.memo(("variant-draws", problem), lambda: _draws(problem, bank.subject))
+        return source.memo(("variant-draws", problem), _draws, problem, source)
     return _draws(problem, source)
 
 
 def _draws(problem: Problem, subject: Any) -> tuple:
     from .verify import derived
+    if isinstance(subject, Bank):
+        subject = subject.subject
     assert problem.variant is not None
     names = [n for n, _ in problem.variant.choose]
     integral = _is_integral(problem.reference)
@@ -74,7 +75,7 @@ def for_learner(problem: Problem, learner: str, bank: Bank) -> tuple[Problem, st
         return problem, None
     options = draws(problem, bank)
     index = index_for(problem.id, learner, len(options))
-    return bank.memo(("variant-seen", problem, index), lambda: _variant(problem, options, index))
+    return bank.memo(("variant-seen", problem, index), _variant, problem, options, index)
 
 
 def drawn_values(problem: Problem, learner: str, bank: Bank) -> dict:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from grader.bank.model import Bank, Problem
 from grader.bank.variants import for_learner
@@ -42,11 +42,11 @@ class CodeCheck:
     path: Path
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     """What an answer needs: ``action`` is a settled :class:`AnswerGrade`, a :class:`SpecCheck`
     or a :class:`CodeCheck`; ``problem`` as the learner sees it (None: unknown), its
-    ``variant``'s name; ``shared``: the same for every learner and file giving this answer."""
+    ``variant``'s name; ``shared``: the same for every learner and file giving this answer.
+    (A named tuple: a class's planning makes one per distinct answer.)"""
 
     problem: Problem | None
     variant: str | None
@@ -62,19 +62,22 @@ def unknown(problem_id: Any, location: Any) -> AnswerGrade:
 def spec_of(bank: Bank, seen: Problem, variant: str | None) -> SpecCheck | AnswerGrade:
     """The prepared spec of ``seen`` (cached on the bank), or the error grade if the problem
     cannot be prepared: the bank's fault, not the learner's."""
-    def make() -> SpecCheck | AnswerGrade:
-        try:
-            return SpecCheck((seen.id, variant), prepare(seen, bank))
-        except Exception as e:
-            return AnswerGrade(0.0, None, f"cannot grade: the problem cannot be prepared ({e}); "
-                                          "a person must look at it", None, "error")
-    return bank.memo(("answer-spec", seen.id, variant), make)
+    return bank.memo(("answer-spec", seen.id, variant), _prepared, bank, seen, variant)
+
+
+def _prepared(bank: Bank, seen: Problem, variant: str | None) -> SpecCheck | AnswerGrade:
+    try:
+        return SpecCheck((seen.id, variant), prepare(seen, bank))
+    except Exception as e:
+        return AnswerGrade(0.0, None, f"cannot grade: the problem cannot be prepared ({e}); "
+                                      "a person must look at it", None, "error")
 
 
 def decide(bank: Bank, problem_id: Any, raw: Any, *, learner: str, location: Any = None,
            refused: str | None = None, base: Path | None = None) -> Decision:
     """What the answer ``raw`` to ``problem_id`` needs (see the module doc). ``base``: the
-    folder a code answer's path is relative to (the answers file's)."""
+    folder a code answer's path is relative to (None: the folder of the answers file at
+    ``location``)."""
     problem = bank.get(problem_id) if isinstance(problem_id, str) else None
     if refused:
         return Decision(problem, None, invalid(refused) if problem else unknown(problem_id, location))
@@ -87,7 +90,9 @@ def decide(bank: Bank, problem_id: Any, raw: Any, *, learner: str, location: Any
         return Decision(problem, None, AnswerGrade(0.0, None, "recorded: a person must grade this answer", None,
                                                    "needs_person"), True)
     if problem.kind == "code":                          # the path is relative to the answers file
-        target = code_target(problem, raw, base if base is not None else Path("."))
+        if base is None:
+            base = Path(getattr(location, "file", None) or ".").parent
+        target = code_target(problem, raw, base)
         return Decision(problem, None, target if isinstance(target, AnswerGrade) else CodeCheck(problem, target))
     if problem.variant:                                 # drawn per learner: not shared
         try:
@@ -167,10 +172,7 @@ class Planner:
         hit = self.memo.get(mk)
         if hit is not None:
             return (ans, *hit)
-        base = self.base
-        if base is None:
-            base = Path(ans.location.file or ".").parent if ans.location is not None else Path(".")
-        d = decide(self.bank, ans.problem_id, ans.raw, learner=learner, location=ans.location, base=base)
+        d = decide(self.bank, ans.problem_id, ans.raw, learner=learner, location=ans.location, base=self.base)
         action = d.action
         if isinstance(action, SpecCheck):
             settled: AnswerGrade | int = self._check(action, ans.raw, akey)
