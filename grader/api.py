@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from grader.bank.model import Bank
 from grader.grade.executors import Executor, LocalPoolExecutor, ProcessExecutor, SerialExecutor
@@ -62,7 +62,7 @@ def close(bank: Bank) -> None:
     executor_of(bank).close()
 
 
-def _handler(bank: Bank, key: tuple, spec: Any, with_latex: bool) -> Any:
+def _handler(bank: Bank, key: tuple[str, str | None], spec: Any, with_latex: bool) -> Any:
     """A handler for one prepared spec, made once per bank (its workers keep it by its token)."""
     from grader.grade.check import Checker
     return bank.memo(("one-answer-checker", key, with_latex), lambda: Checker((spec,), with_latex=with_latex))
@@ -118,9 +118,9 @@ def validate_answer(bank: Bank, problem_id: str, raw: object) -> Reading:
     return read(spec.spec, raw)
 
 
-def _answers(answers: Mapping[str, object]) -> tuple:
+def _answers(answers: Mapping[str, object]) -> tuple[Any, ...]:
     from grader.grade.submissions import Answer
-    return tuple(Answer(pid, raw, None) for pid, raw in answers.items())
+    return tuple(Answer(pid, raw, cast(Any, None)) for pid, raw in answers.items())    # no file: no location
 
 
 def grade_submission(bank: Bank, learner: str, answers: Mapping[str, object], *,
@@ -131,7 +131,7 @@ def grade_submission(bank: Bank, learner: str, answers: Mapping[str, object], *,
     check processes (or ``executor``); ``base_dir``: where code answers' paths start."""
     from grader.grade.run import grade_all
     from grader.grade.submissions import Submission
-    sub = Submission(str(learner), _answers(answers), None, "")
+    sub = Submission(str(learner), _answers(answers), cast(Any, None), "")
     report = grade_all(bank, [sub], executor=executor or executor_of(bank), limits=limits,
                        with_latex=with_latex, base=base_dir if base_dir is not None else Path("."))
     out: SubmissionResult = report.submissions[0]

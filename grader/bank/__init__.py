@@ -25,7 +25,8 @@ its numbers from the learner id; its reference for each draw follows from its
 
 Nothing here evaluates text: expressions go through :func:`grader.expr.parse`.
 """
-from .load import KINDS, bank_files, load_bank
+from .load import bank_files, load_bank
+from .model import KINDS
 from .model import Bank, BankMistake, Derive, Measure, Problem, Variant, Verification, as_fraction, with_reference
 from .verify import verify_reference
 

@@ -28,7 +28,7 @@ class Derive:
     relation, ``lhs op rhs``) evaluated ``at`` the given sizes."""
 
     formula: Any                # str, or tuple[str, ...] for a shape
-    at: Mapping = field(default_factory=frozen)
+    at: Mapping[str, Any] = field(default_factory=frozen)
     op: str | None = None       # relation kind: ">" etc., with formula = (lhs, rhs)
 
 
@@ -39,8 +39,8 @@ class Measure:
     measured shape."""
 
     quantity: str
-    at: Mapping = field(default_factory=frozen)
-    points: tuple = ()          # (Mapping, ...): a formula is checked at each
+    at: Mapping[str, Any] = field(default_factory=frozen)
+    points: tuple[Mapping[str, Any], ...] = ()  # a formula is checked at each
     axis: int | None = None
 
 
@@ -49,7 +49,7 @@ class Variant:
     """``variant``: numbers drawn per learner from ``choose`` (name -> candidate values)."""
 
     seed_from: str
-    choose: tuple               # ((name, (value, ...)), ...)
+    choose: tuple[tuple[str, tuple[int, ...]], ...]     # ((name, (value, ...)), ...)
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class BankMistake:
     feedback: str
     answer: Any = None
     formula: str | None = None
-    at: Mapping = field(default_factory=frozen)
+    at: Mapping[str, Any] = field(default_factory=frozen)
     location: Location | None = None
 
 
@@ -80,18 +80,18 @@ class Problem:
     tolerance: Any = None       # relative tolerance as a number, or "1e-3 abs"/"0.1%": read by grader.answers
     sig_figs: int | None = None
     unit: str | None = None
-    choices: tuple = ()         # ((letter, text), ...)
-    feedback: Mapping = field(default_factory=frozen)   # correct/wrong/... -> text, written by the author
-    mistakes: tuple = ()        # (BankMistake, ...)
+    choices: tuple[tuple[str, str], ...] = ()     # ((letter, text), ...)
+    feedback: Mapping[str, Any] = field(default_factory=frozen)   # correct/wrong/... -> text, by the author
+    mistakes: tuple[BankMistake, ...] = ()
     derive: Derive | None = None
     measure: Measure | None = None
     variant: Variant | None = None
-    partial: tuple = ()         # ((fraction_of_points, answer), ...) for partial credit
+    partial: tuple[tuple[float, Any], ...] = ()   # ((fraction_of_points, answer), ...) for partial credit
     note: str = ""
     solution: str | None = None  # code kind: reference solution (relative to the bank file)
     tests: str | None = None     # code kind: the tests (relative to the bank file)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self.id)
 
     @property
@@ -104,8 +104,8 @@ class Problem:
 class Bank:
     """All problems of the loaded bank files, in file order."""
 
-    problems: tuple
-    paths: tuple = ()
+    problems: tuple[Problem, ...]
+    paths: tuple[str, ...] = ()
     spec_path: str | None = None
 
     def __post_init__(self) -> None:
@@ -178,7 +178,7 @@ class Verification:
 
 
 
-def with_reference(problem: Problem, reference, prompt: str | None = None) -> Problem:
+def with_reference(problem: Problem, reference: Any, prompt: str | None = None) -> Problem:
     """The same problem with another reference (a variant's)."""
     return replace(problem, reference=reference, prompt=prompt if prompt is not None else problem.prompt)
 

@@ -25,7 +25,10 @@ from .model import Bank, Problem, as_fraction, frozen, with_reference
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def draws(problem: Problem, source: Any) -> tuple:
+Draws = tuple[tuple[tuple[tuple[str, int], ...], Any], ...]     # ((combo items, reference), ...)
+
+
+def draws(problem: Problem, source: Any) -> Draws:
     """All well-defined draws of a variant problem: ((combo dict items, reference), ...).
     ``source``: the :class:`Bank` (its spec; the draws cached on it) or a spec subject."""
     if isinstance(source, Bank):
@@ -33,7 +36,7 @@ def draws(problem: Problem, source: Any) -> tuple:
     return _draws(problem, source)
 
 
-def _draws(problem: Problem, subject: Any) -> tuple:
+def _draws(problem: Problem, subject: Any) -> Draws:
     from .verify import derived
     if isinstance(subject, Bank):
         subject = subject.subject
@@ -65,7 +68,7 @@ def index_for(problem_id: str, learner: str, n: int) -> int:
     return int.from_bytes(digest[:8], "big") % n
 
 
-def name_of(combo: tuple) -> str:
+def name_of(combo: tuple[tuple[str, int], ...]) -> str:
     return "variant " + ", ".join(f"{k}={v}" for k, v in combo)
 
 
@@ -78,7 +81,7 @@ def for_learner(problem: Problem, learner: str, bank: Bank) -> tuple[Problem, st
     return bank.memo(("variant-seen", problem, index), _variant, problem, options, index)
 
 
-def drawn_values(problem: Problem, learner: str, bank: Bank) -> dict:
+def drawn_values(problem: Problem, learner: str, bank: Bank) -> dict[str, int]:
     """The numbers this learner gets, {name: value} (empty: no variant)."""
     if problem.variant is None:
         return {}
@@ -86,7 +89,7 @@ def drawn_values(problem: Problem, learner: str, bank: Bank) -> dict:
     return dict(options[index_for(problem.id, learner, len(options))][0])
 
 
-def _variant(problem: Problem, options: tuple, index: int) -> tuple[Problem, str]:
+def _variant(problem: Problem, options: Draws, index: int) -> tuple[Problem, str]:
     """The problem as draw ``index`` of ``options`` shows it, and the draw's name."""
     combo, reference = options[index]
     values = dict(combo)

@@ -5,6 +5,8 @@ import math
 import shutil
 import sys
 
+from typing import Any
+
 import click
 
 from grader.spec.limits import DEFAULT_TIMEOUT, MAX_TIMEOUT   # a light module: no engine loaded
@@ -15,10 +17,10 @@ class Seconds(click.FloatRange):
 
     name = "seconds"
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(min=0, min_open=True, max=MAX_TIMEOUT)
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         seconds = super().convert(value, param, ctx)
         if not math.isfinite(seconds):
             self.fail(f"{value!r} is not a number of seconds (a number > 0 and at most {MAX_TIMEOUT:g})", param, ctx)
@@ -41,7 +43,8 @@ class Seconds(click.FloatRange):
                    "together; PyTorch's one-time import is counted to no claim. A claim past it is an "
                    "error and the others go on.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every check's evidence and the corrected statements.")
-def check_spec(paths, fmt, output, device, only, timeout, verbose):
+def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str, only: str | None, timeout: float,
+               verbose: bool) -> None:
     """Check every claim of the spec(s) at PATHS (files or folders; none: the bundled subject 17-08).
 
     Exit status: 0 when every verdict is what the spec expects, 1 when one is not (or a check

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import sys
 
+from typing import Any
+
 import click
 
 
@@ -18,7 +20,7 @@ import click
 @click.option("--verify", is_flag=True,
               help="Also verify every reference against the spec and the real mha (imports torch), "
                    "and exit 1 if one is wrong.")
-def exercises(exercises, fmt, learner, verify):
+def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool) -> None:
     """List the problems of the exercise bank: id, kind, points and prompt.
 
     A variant problem draws its numbers per learner ("d_model = {d}, h = {h}"); with
@@ -64,7 +66,7 @@ def exercises(exercises, fmt, learner, verify):
     ctx.exit(1 if verify and not all(v.ok for v in checks.values()) else 0)
 
 
-def _as_seen(problem, learner: str, bank) -> tuple:
+def _as_seen(problem: Any, learner: str, bank: Any) -> tuple[str, Any]:
     """(prompt with the learner's numbers, {name: value} drawn), as `grader grade` draws them;
     a variant that cannot be derived gives the template and why."""
     from grader.bank.variants import drawn_values, for_learner
@@ -75,5 +77,5 @@ def _as_seen(problem, learner: str, bank) -> tuple:
         return problem.prompt, f"the variant cannot be derived: {e}"
 
 
-def _name(drawn: dict) -> str:
+def _name(drawn: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in drawn.items())

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import sys
 
+from typing import Any
+
 import click
 
 PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets no progress bar
@@ -23,7 +25,8 @@ PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets n
               help="Worker processes that check answers (each with memory and CPU limits).")
 @click.option("--timeout", type=click.FloatRange(0.1, 60.0), default=2.0, show_default=True,
               help="Seconds one answer may take; past it the answer gets 0 as too complex to grade.")
-def grade(answers, exercises, fmt, output, jobs, timeout):
+def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str | None, jobs: int,
+          timeout: float) -> None:
     """Grade the answer files ANSWERS (YAML or JSON files, or folders of them).
 
     \b
@@ -88,11 +91,11 @@ def grade(answers, exercises, fmt, output, jobs, timeout):
 class _progress_bar:
     """A rich progress bar on stderr, shown only once a batch turns out to be long."""
 
-    def __init__(self):
-        self.bar = None
-        self.task = None
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.task: Any = None
 
-    def __call__(self, advance, total):
+    def __call__(self, advance: int, total: int | None) -> None:
         if total is not None:
             if total >= PROGRESS_FROM:
                 from rich.console import Console
@@ -104,6 +107,6 @@ class _progress_bar:
         if self.bar is not None:
             self.bar.advance(self.task, advance)
 
-    def close(self):
+    def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()

@@ -88,7 +88,7 @@ _BY_FORMULA = (("flops", "flops"), ("attn_params", "params"), ("params", "params
                ("attention_count", "count"))
 
 
-def _prefixed(name: str, table: tuple) -> str | None:
+def _prefixed(name: str, table: tuple[tuple[str, str], ...]) -> str | None:
     for prefix, what in table:
         if name == prefix or name.startswith((prefix + ".", prefix + "_")):
             return str(what)
@@ -118,7 +118,7 @@ def measures_of(problem: Problem, subject: Any) -> str | None:
     return None
 
 
-def derived_mistakes(problem: Problem, subject: Any, measures: str | None = None) -> tuple:
+def derived_mistakes(problem: Problem, subject: Any, measures: str | None = None) -> tuple[Any, ...]:
     """The common mistakes of ``problem`` derived from the spec (:mod:`grader.answers.derive`):
     its ``derive`` formula's variants, at the problem's sizes for a number, a quantity (in the
     reference's unit, the formula's) or a shape. () when it has no ``derive`` or nothing can be
@@ -183,7 +183,8 @@ class Checker:
     that a task is small: forked workers inherit it; other workers get it pickled once.
     ``with_latex``: an answer's reading as LaTeX too (what :func:`grader.api.grade_answer` gives)."""
 
-    def __init__(self, specs: tuple = (), code: tuple = (), *, with_latex: bool = False) -> None:
+    def __init__(self, specs: tuple[Any, ...] = (), code: tuple[Problem, ...] = (), *,
+                 with_latex: bool = False) -> None:
         self.specs = tuple(specs)
         self.code = tuple(code)
         self.with_latex = with_latex
@@ -194,7 +195,7 @@ class Checker:
             return grade_code_task(self.code[payload.problem], Path(payload.path))
         return self.check(payload)
 
-    def check(self, payload: tuple) -> AnswerGrade:
+    def check(self, payload: tuple[int, Any]) -> AnswerGrade:
         """One answer against its prepared spec."""
         from grader.answers import check_answer
         index, raw = payload

@@ -30,7 +30,7 @@ class Executor(Protocol):
     """Runs check tasks: local pools here, a cluster's workers elsewhere."""
 
     def run(self, tasks: Tasks, handler: Callable[[Any], Any], *, limits: AnswerLimits,
-            on_result: OnResult | None = None) -> dict:
+            on_result: OnResult | None = None) -> dict[Any, Any]:
         """``{task id: handler(payload) or Failure}`` for each ``(task id, payload)`` of ``tasks``."""
         ...
 
@@ -42,7 +42,7 @@ class LocalPoolExecutor:
         self.jobs = jobs
 
     def run(self, tasks: Tasks, handler: Callable[[Any], Any], *, limits: AnswerLimits,
-            on_result: OnResult | None = None) -> dict:
+            on_result: OnResult | None = None) -> dict[Any, Any]:
         return run_tasks(tasks, handler, jobs=self.jobs, limits=limits, on_result=on_result)
 
 
@@ -52,9 +52,9 @@ class SerialExecutor:
     answers nobody has screened)."""
 
     def run(self, tasks: Tasks, handler: Callable[[Any], Any], *, limits: AnswerLimits,
-            on_result: OnResult | None = None) -> dict:
+            on_result: OnResult | None = None) -> dict[Any, Any]:
         from grader.deadline import TimeUp, call_with_limit
-        out: dict = {}
+        out: dict[Any, Any] = {}
         for tid, payload in tasks:
             mine = limits_for(handler, payload, limits)
             try:

@@ -30,7 +30,7 @@ from .results import AnswerGrade, AnswerResult, echo, invalid
 class SpecCheck:
     """Check the answer against a prepared spec (``key``: the problem's id and variant)."""
 
-    key: tuple
+    key: tuple[str, str | None]
     spec: Any
 
 
@@ -133,7 +133,7 @@ def result(problem_id: Any, raw: Any, problem: Problem | None, variant: str | No
                         latex=grade.latex)
 
 
-def key_of(raw: Any) -> tuple:
+def key_of(raw: Any) -> tuple[str, Any]:
     """A hashable key of an answer as given (lists, mappings and anything else unhashable by
     their repr: unambiguous)."""
     if isinstance(raw, (list, dict)):
@@ -154,15 +154,15 @@ class Planner:
         self.bank = bank
         self.with_latex = with_latex
         self.base = base            # where code answers' paths start (None: each answers file's folder)
-        self.specs: list = []       # local spec index -> prepared answer spec
-        self.spec_index: dict = {}  # SpecCheck.key -> local spec index
-        self.code: list = []        # local code index -> code problem
-        self.code_index: dict = {}  # problem id -> local code index
-        self.tasks: dict = {}       # (spec index, answer key) -> task id
-        self.payloads: list = []    # task id -> (spec index, raw answer) or CodeTask
-        self.memo: dict = {}        # (problem id, answer key) -> (problem, variant, grade or task id)
+        self.specs: list[Any] = []                  # local spec index -> prepared answer spec
+        self.spec_index: dict[tuple[str, str | None], int] = {}    # SpecCheck.key -> local spec index
+        self.code: list[Problem] = []               # local code index -> code problem
+        self.code_index: dict[str, int] = {}        # problem id -> local code index
+        self.tasks: dict[tuple[int, Any], int] = {}  # (spec index, answer key) -> task id
+        self.payloads: list[Any] = []               # task id -> (spec index, raw answer) or CodeTask
+        self.memo: dict[tuple[Any, Any], tuple[Any, ...]] = {}  # (problem id, answer key) -> (problem, variant, grade or task id)
 
-    def plan(self, ans: Any, learner: str) -> tuple:
+    def plan(self, ans: Any, learner: str) -> tuple[Any, ...]:
         """(answer, problem as the learner sees it, variant name, AnswerGrade or task id)."""
         if ans.refused:
             d = decide(self.bank, ans.problem_id, ans.raw, learner=learner, location=ans.location, refused=ans.refused)
@@ -184,7 +184,7 @@ class Planner:
             self.memo[mk] = (d.problem, d.variant, settled)
         return (ans, d.problem, d.variant, settled)
 
-    def _check(self, check: SpecCheck, raw: Any, akey: tuple) -> int:
+    def _check(self, check: SpecCheck, raw: Any, akey: tuple[str, Any]) -> int:
         index = self.spec_index.get(check.key)
         if index is None:
             self.specs.append(check.spec)

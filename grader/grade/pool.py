@@ -185,7 +185,7 @@ def _worker(conn: Any, handler: Callable[[Any], Any], limits: AnswerLimits, curr
             _send(conn, done)
 
 
-def _send(conn: Any, results: list) -> None:
+def _send(conn: Any, results: list[tuple[int, Any]]) -> None:
     """Send finished ``(tid, result)`` pairs as one message; one that cannot be pickled goes
     as a Failure of its own, without losing the others."""
     try:
@@ -215,8 +215,8 @@ class _Slot:
             gc.unfreeze()
         child.close()
         self.conn = parent
-        self.outstanding: deque = deque()   # task indices sent, in order, without a result yet
-        self.chunks: deque = deque()        # how many of each chunk sent are still outstanding
+        self.outstanding: deque[int] = deque()   # task indices sent, in order, without a result yet
+        self.chunks: deque[int] = deque()        # how many of each chunk sent are still outstanding
         self.since = time.monotonic()
 
     def kill(self) -> None:
@@ -229,7 +229,8 @@ class _Slot:
 
 
 def run_tasks(tasks: Sequence[tuple[Any, Any]], handler: Callable[[Any], Any], *, jobs: int = 2,
-              limits: AnswerLimits = AnswerLimits(), on_result: Callable[[int], None] | None = None) -> dict:
+              limits: AnswerLimits = AnswerLimits(), on_result: Callable[[int], None] | None = None
+              ) -> dict[Any, Any]:
     """Run ``handler(payload)`` for each ``(tid, payload)`` of ``tasks`` in ``jobs`` forked workers.
 
     Returns ``{tid: result or Failure}``. ``on_result(n)`` is called as results arrive.
@@ -239,15 +240,15 @@ def run_tasks(tasks: Sequence[tuple[Any, Any]], handler: Callable[[Any], Any], *
     if not tasks:
         return {}
     payloads = [payload for _, payload in tasks]
-    results: dict = {}          # task index -> result (the workers see indices, never the tids)
-    strikes: set = set()        # tasks requeued once after a death that named no task
+    results: dict[int, Any] = {}    # task index -> result (the workers see indices, never the tids)
+    strikes: set[int] = set()       # tasks requeued once after a death that named no task
     ctx = mp.get_context("fork")
     jobs = max(1, min(jobs, len(tasks)))
     queue = deque(range(len(tasks)))
     chunk = max(1, min(64, len(tasks) // (jobs * 4) or 1))
     slots = [_Slot(ctx, handler, limits) for _ in range(jobs)]
     default_budget = limits.timeout_s + limits.grace_s
-    own: dict = {}              # task index -> its own budget (a task with limits of its own goes alone)
+    own: dict[int, float] = {}  # task index -> its own budget (a task with limits of its own goes alone)
     if getattr(handler, "limits_for", None) is not None:
         for i, payload in enumerate(payloads):
             mine = limits_for(handler, payload, limits)
@@ -257,7 +258,7 @@ def run_tasks(tasks: Sequence[tuple[Any, Any]], handler: Callable[[Any], Any], *
     def budget(slot: _Slot) -> float:
         if not own:
             return default_budget
-        return max([default_budget] + [own[i] for i in slot.outstanding if i in own])
+        return float(max([default_budget] + [own[i] for i in slot.outstanding if i in own]))
 
     def alone(i: int) -> bool:
         return i in strikes or i in own
@@ -268,7 +269,7 @@ def run_tasks(tasks: Sequence[tuple[Any, Any]], handler: Callable[[Any], Any], *
         parent never blocks writing to a busy (or hung) worker."""
         if len(slot.chunks) >= 2 or not queue:
             return
-        part = []                   # a task with a strike (or limits of its own) goes in a chunk of its own
+        part: list[int] = []        # a task with a strike (or limits of its own) goes in a chunk of its own
         while queue and len(part) < chunk and not (part and alone(queue[0])):
             part.append(queue.popleft())
             if alone(part[-1]):

@@ -37,7 +37,7 @@ PRELOAD = ("grader.grade.check", "grader.grade.reading", "grader.answers", "symp
 def _serve(conn_in: Connection, conn_out: Connection) -> None:
     """A worker's loop, until its input closes."""
     guard = Guard()
-    handlers: OrderedDict = OrderedDict()
+    handlers: OrderedDict[str, Any] = OrderedDict()
     while True:
         try:
             token, data, payload, limits = conn_in.recv()
@@ -86,7 +86,7 @@ class _Worker:
         self.recv_conn = Connection(os.dup(self.popen.stdout.fileno()), writable=False)
         self.popen.stdin.close()
         self.popen.stdout.close()
-        self.seen: OrderedDict = OrderedDict()      # the handler tokens the worker keeps, as it keeps them
+        self.seen: OrderedDict[str, bool] = OrderedDict()   # the handler tokens the worker keeps, as it keeps them
 
     def send(self, handler: Any, payload: Any, limits: AnswerLimits) -> None:
         token = getattr(handler, "token", None)
@@ -165,12 +165,12 @@ class ProcessExecutor:
             worker.kill()
 
     def run(self, tasks: Sequence[tuple[Any, Any]], handler: Callable[[Any], Any], *, limits: AnswerLimits,
-            on_result: Callable[[int], None] | None = None) -> dict:
+            on_result: Callable[[int], None] | None = None) -> dict[Any, Any]:
         """``{task id: handler(payload) or Failure}``, the tasks spread over the free workers."""
         tasks = list(tasks)
-        results: dict = {}
+        results: dict[int, Any] = {}
         queue = deque(range(len(tasks)))
-        busy: dict = {}         # worker -> (task index, deadline)
+        busy: dict[_Worker, tuple[int, float]] = {}     # worker -> (task index, deadline)
         try:
             while queue or busy:
                 while queue:

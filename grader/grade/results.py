@@ -66,19 +66,19 @@ class SubmissionResult:
     learner: str
     file: str
     location: Location | None
-    results: tuple              # (AnswerResult, ...) in the order given
+    results: tuple[AnswerResult, ...]   # in the order given
     score: float
     max_score: float            # the bank's points, less pending_points
-    unanswered: tuple = ()
+    unanswered: tuple[str, ...] = ()
     pending_points: float = 0.0  # points of the answers a person must grade
 
 
 @dataclass(frozen=True)
 class Report:
-    submissions: tuple          # (SubmissionResult, ...)
-    errors: tuple               # GraderError: unreadable files, malformed submissions
+    submissions: tuple[SubmissionResult, ...]
+    errors: tuple[GraderError, ...]     # unreadable files, malformed submissions
     unreadable: bool
-    stats: dict = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
 
 
 _NONFINITE = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}

@@ -37,7 +37,7 @@ def grade(bank: Bank, loaded: Loaded, *, jobs: int = 2, limits: AnswerLimits = A
 
 
 def grade_all(bank: Bank, submissions: Iterable[Any], *, executor: Executor, limits: AnswerLimits = AnswerLimits(),
-              errors: tuple = (), unreadable: bool = False, progress: Progress | None = None,
+              errors: tuple[Any, ...] = (), unreadable: bool = False, progress: Progress | None = None,
               tune_gc: bool = False, with_latex: bool = False, base: Path | None = None) -> Report:
     """Grade ``submissions`` (:class:`grader.grade.submissions.Submission`) with ``executor``.
     ``tune_gc``: pause the cycle collector in the bulk phases (it is the whole process's: only
@@ -63,11 +63,11 @@ def grade_all(bank: Bank, submissions: Iterable[Any], *, executor: Executor, lim
     return Report(tuple(scored), tuple(errors), unreadable, stats)
 
 
-def score(bank: Bank, plans: list, outcomes: dict, limits: AnswerLimits) -> list[SubmissionResult]:
+def score(bank: Bank, plans: list[Any], outcomes: dict[Any, Any], limits: AnswerLimits) -> list[SubmissionResult]:
     """The SubmissionResults: every answer's grade, from its plan and the executor's outcomes."""
     subs = []
     total = sum(float(p.points) for p in bank.problems)
-    settled_of: dict = {}       # task id -> AnswerGrade: every copy of an answer shares it
+    settled_of: dict[int, AnswerGrade] = {}     # task id -> AnswerGrade: every copy of an answer shares it
     for sub, plan in plans:
         results = []
         for ans, problem, variant, settled in plan:

@@ -33,7 +33,18 @@ _NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?
 Reader = Callable[[Any, Any, Location, str], Any]
 
 
-class Partial(dict):
+def is_mapping(x: Any) -> bool:
+    """``isinstance(x, dict)``, without narrowing ``x`` for the type checker: YAML's mappings
+    (:class:`grader.yamlio.YDict`) carry positions (``loc_of``, ``key_loc``) a dict has not."""
+    return isinstance(x, dict)
+
+
+def is_sequence(x: Any) -> bool:
+    """``isinstance(x, list)``, without narrowing (YAML's lists carry ``loc_of``)."""
+    return isinstance(x, list)
+
+
+class Partial(dict[str, Any]):
     """Values of which some were refused (already reported): the check is not built."""
 
 
@@ -62,14 +73,14 @@ def _values(ld: Any, v: Any, loc: Location, name: str) -> Any:
 
 
 def _values_list(ld: Any, v: Any, loc: Location, name: str) -> Any:
-    if not isinstance(v, dict):
+    if not is_mapping(v):
         ld.error(f"{name} must be a mapping symbol: [numbers], e.g. {{h: [1, 2, 8]}}", loc)
         return None
     out, bad = {}, False
     for k, seq in v.items():
         if not ld.table_has(k):
             ld.error(f"unknown symbol {k!r} in {name}", v.key_loc(k))
-        elif not isinstance(seq, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in seq) or not seq:
+        elif not is_sequence(seq) or not all(isinstance(x, int) and not isinstance(x, bool) for x in seq) or not seq:
             ld.error(f"{name}.{k} must be a non-empty list of integers", v.loc_of(k))
         elif any(ld.value_problem(ld.canonical(k), x) for x in seq):
             x = next(x for x in seq if ld.value_problem(ld.canonical(k), x))
@@ -97,15 +108,15 @@ def _model(ld: Any, v: Any, loc: Location, name: str) -> Any:
 
 
 def _symbols(ld: Any, v: Any, loc: Location, name: str) -> Any:
-    if not isinstance(v, list) or not all(ld.table_has(x) for x in v):
+    if not is_sequence(v) or not all(ld.table_has(x) for x in v):
         ld.error(f"{name} must be a list of known symbols, got {v!r}", loc)
         return None
     return tuple(ld.expr(ld.canonical(x), loc) for x in v)
 
 
 def _shapes(ld: Any, v: Any, loc: Location, name: str) -> Any:
-    if not isinstance(v, dict) or not all(
-            isinstance(s, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in s)
+    if not is_mapping(v) or not all(
+            is_sequence(s) and all(isinstance(x, int) and not isinstance(x, bool) for x in s)
             for s in v.values()):
         ld.error(f"{name} must map trace names to shapes, e.g. {{Q_i: [128, 64]}}", loc)
         return None

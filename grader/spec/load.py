@@ -7,13 +7,16 @@ a duplicate YAML key (every one in the file), an alias or a file that is not YAM
 together as one :class:`grader.errors.ErrorList`.
 
 Spec text becomes SymPy only through :func:`grader.expr.parse`. This module reads files (and
-lists every duplicate key of one at once); :mod:`grader.spec.loader` reads their sections,
-:mod:`grader.spec.claims` the claims and their checks, :mod:`grader.spec.fields` a check's
-fields by their types, and each check kind (:mod:`grader.spec.checks`) the values it runs at.
+lists every duplicate key of one at once); :mod:`grader.spec.sections` reads their sections,
+:mod:`grader.spec.loader` the subject, its claims and their checks, :mod:`grader.spec.fields`
+a check's fields by their types, and each check kind (:mod:`grader.spec.checks`) the values
+it runs at.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from grader import yamlio
 from grader.errors import ErrorList, GraderError, InputError, Location, SpecError
@@ -23,9 +26,10 @@ from .loader import Loader as _Loader
 from .model import Subject
 
 
-def load_subjects(paths=None) -> list[Subject]:
+def load_subjects(paths: Iterable[str | Path] | None = None) -> list[Subject]:
     """Load every spec file under ``paths``; all errors of all files are raised together."""
-    subjects, errors = [], []
+    subjects: list[Subject] = []
+    errors: list[GraderError] = []
     for f in spec_files(paths):
         try:
             subjects.append(load_file(f))
@@ -33,7 +37,7 @@ def load_subjects(paths=None) -> list[Subject]:
             errors.extend(e.errors)
         except GraderError as e:
             errors.append(e)
-    seen = {}
+    seen: dict[tuple[str, str], Location | None] = {}
     for s in subjects:
         for c in s.claims:
             key = (s.id, c.id)
@@ -47,7 +51,7 @@ def load_subjects(paths=None) -> list[Subject]:
     return subjects
 
 
-def load_subject(path=None) -> Subject:
+def load_subject(path: str | Path | None = None) -> Subject:
     """One subject: ``path`` a spec file or folder (None: the bundled spec). Several files of one
     subject (same ``subject.id``) are merged: the first holds the symbols, the others add claims."""
     subjects = load_subjects([path] if path else None)
@@ -59,7 +63,7 @@ def load_subject(path=None) -> Subject:
     return _replace(first, claims=tuple(claims))
 
 
-def load_file(path) -> Subject:
+def load_file(path: str | Path) -> Subject:
     try:
         data = yamlio.load_file(path)
     except InputError as e:
@@ -80,7 +84,7 @@ def loads(text: str, name: str = "<spec>") -> Subject:
     return _Loader(name, text.splitlines()).subject(data)
 
 
-def _load_despite_duplicates(error: InputError, read, name: str) -> Subject:
+def _load_despite_duplicates(error: InputError, read: Callable[[], str], name: str) -> Subject:
     """grader.yamlio refuses a file at its first duplicate key. List every duplicate key instead,
     then load the file without the repeated entries (the first of each key stays), so that the
     file's other errors are reported in the same run; raises ErrorList with all of them."""
@@ -103,12 +107,12 @@ def _load_despite_duplicates(error: InputError, read, name: str) -> Subject:
     return loader.subject(data)
 
 
-def _position(e):
+def _position(e: GraderError) -> tuple[str, int, int]:
     loc = e.location or Location()
     return (loc.file or "", loc.line or 0, loc.column or 0)
 
 
-def _duplicate_keys(text: str, name: str):
+def _duplicate_keys(text: str, name: str) -> tuple[list[GraderError], str]:
     """(an InputError per repeated key, the text with each repeated entry blanked out).
 
     The text is only *composed* (YAML nodes with their marks, no object is constructed; an
@@ -121,14 +125,17 @@ def _duplicate_keys(text: str, name: str):
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (yaml.YAMLError, RecursionError):
         return [], text
-    errors, spans, seen, stack = [], [], set(), [root]
+    errors: list[GraderError] = []
+    spans: list[tuple[int, int, bool]] = []
+    seen: set[int] = set()
+    stack: list[Any] = [root]
     while stack:
         node = stack.pop()
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
-            first = {}
+            first: dict[Any, int] = {}
             for key, value in node.value:
                 if isinstance(key, yaml.ScalarNode):
                     if key.value in first:
@@ -156,6 +163,6 @@ def _duplicate_keys(text: str, name: str):
     return errors, "".join(chars)
 
 
-def _replace(obj, **changes):
+def _replace(obj: Subject, **changes: Any) -> Subject:
     from dataclasses import replace
     return replace(obj, **changes)

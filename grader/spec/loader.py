@@ -1,110 +1,39 @@
-"""One spec file's loading: :class:`Loader` reads the YAML's sections into the model, every
-problem into ``errors`` (file:line:column), and loading goes on.
+"""One spec file's loading: :class:`Loader` reads the YAML into a :class:`~grader.spec.model.Subject`,
+every problem into ``errors`` (file:line:column), and loading goes on.
 
-Sections: the subject and its sources, the symbols (a grader.expr SymbolTable), the
-constraints, the named formulas, the models (recorded configurations), the claims and their
-checks (:class:`grader.spec.claims.Claims`: a check's fields are read by the field types of
-:mod:`grader.spec.fields`, as its kind declares them in :mod:`grader.spec.checks`).
+The sections (symbols, constraints, formulas, models, values) are read by its base,
+:class:`grader.spec.sections.Sections`; the claims and their checks here. A check is read by
+its kind (:data:`grader.spec.checks.KINDS`): its fields by the field types the kind declares
+(:mod:`grader.spec.fields`), then the values it will run at by the kind's own
+``validate(site, params)``, given a :class:`CheckSite`.
 """
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 from grader import yamlio
-from grader.errors import ErrorList, GraderError, Location, SpecError
+from grader.errors import ErrorList, Location, SpecError
 
 from . import fields as F
-from .claims import Claims, a_or_an, what_is
-from .model import Constraint, Document, ModelConfig, Subject, frozen_map
+from .checks import KINDS
+from .model import EXPECTATIONS, Check, Claim, Document, Source, Subject, frozen_map
+from .sections import Sections
 
 TOP_KEYS = {"subject", "symbols", "aliases", "definitions", "constraints", "formulas", "models", "claims"}
-ASSUMPTIONS = {"positive", "integer", "real", "nonnegative"}
-NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+CLAIM_KEYS = {"id", "quote", "source", "checks", "expect", "corrected", "note"}
+CLAIM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
-class Loader(Claims):
+class Loader(Sections):
+    """One file's loading; every problem goes to ``self.errors`` and loading goes on."""
 
-    def __init__(self, name: str, lines=()):
-        self.name = name
-        self.lines = list(lines)
-        self.errors: list[GraderError] = []
-        self.table = None
-        self.formulas = {}
-        self.models = {}
-        self.documents = {}
-        self.symbol_list, self.aliases = [], {}
-        self.assumptions = {}          # symbol -> {assumption: bool}
-        self.constraint_list = []      # Constraint, for checking the values of checks and models
-
-    # -- helpers -------------------------------------------------------------------------------
-    def error(self, message: str, loc: Location | None):
-        self.errors.append(SpecError(message, loc or Location(self.name)))
-
-    def mapping(self, parent, key, *, required=True):
-        value = parent.get(key)
-        if value is None:
-            if required:
-                self.error(f"missing {key!r} (a mapping)", parent.loc if hasattr(parent, "loc") else None)
-            return None
-        if not isinstance(value, dict):
-            self.error(f"{key!r} must be a mapping, got {type(value).__name__}", parent.loc_of(key))
-            return None
-        return value
-
-    def text(self, parent, key, *, required=True, default=""):
-        value = parent.get(key)
-        if value is None:
-            if required:
-                self.error(f"missing {key!r} (text)", parent.loc)
-            return default
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            self.error(f"{key!r} must be text, got {type(value).__name__}", parent.loc_of(key))
-            return default
-        return str(value)
-
-    def unknown_keys(self, mapping, allowed, what):
-        for k in mapping:
-            if k not in allowed:
-                self.error(f"unknown key {k!r} in {what}; expected one of: {', '.join(sorted(allowed))}",
-                           mapping.key_loc(k))
-
-    def expr(self, text, loc, *, relations=False, what="expression"):
-        """Parse ``text`` with grader.expr (a formula name stands for its formula); None on error."""
-        if self.table is None:
-            return None
-        if isinstance(text, bool) or not isinstance(text, (str, int, float)):
-            self.error(f"{what} must be text, got {type(text).__name__}", loc)
-            return None
-        text = str(text)
-        if not relations and text.strip() in self.formulas:
-            return self.formulas[text.strip()]
-        from grader.expr import ExprError, parse
-        try:
-            return parse(text, self.table, relations=relations).expr
-        except ExprError as e:
-            col = getattr(e.location, "column", None) if e.location else None
-            where = loc
-            if loc is not None and loc.column is not None and col is not None:
-                where = Location(loc.file, loc.line, loc.column + col - 1 + self._quote(loc))
-            self.error(f"bad {what} {text!r}: {e.message}", where)
-            return None
-
-    def _quote(self, loc) -> int:
-        """1 when the scalar at ``loc`` is quoted (its text starts one column later), else 0."""
-        try:
-            return int(self.lines[loc.line - 1][loc.column - 1] in "'\"")
-        except (IndexError, TypeError):
-            return 0
-
-    # -- sections ------------------------------------------------------------------------------
-    def subject(self, data) -> Subject:
+    def subject(self, data: Any) -> Subject:
         if data is None:
             raise ErrorList(self.errors + [SpecError(
                 "the file is empty; a spec is a mapping with 'subject', 'symbols', 'claims', ...",
                 Location(self.name, 1, 1))])
-        if not isinstance(data, dict):
+        if not F.is_mapping(data):
             raise ErrorList(self.errors + [SpecError(
                 f"a spec must be a mapping with 'subject', 'symbols', 'claims', ..., got {what_is(data)}",
                 yamlio.loc_of(data, Location(self.name, 1, 1)))])
@@ -115,9 +44,9 @@ class Loader(Claims):
         sid = self.text(head, "id")
         title = self.text(head, "title")
         self.unknown_keys(head, {"id", "title", "sources"}, "'subject'")
-        sources = self.mapping(head, "sources") or {}
+        sources: Any = self.mapping(head, "sources") or {}
         for key, doc in sources.items():
-            if not isinstance(doc, dict):
+            if not F.is_mapping(doc):
                 self.error("a source must be a mapping with 'title' and 'path'", sources.loc_of(key))
                 continue
             self.unknown_keys(doc, {"title", "path"}, f"source {key!r}")
@@ -133,179 +62,142 @@ class Loader(Claims):
                        tuple(constraints), frozen_map(self.models), tuple(claims), self.name,
                        frozen_map(self.aliases))
 
-    def build_table(self, data):
-        symbols = self.mapping(data, "symbols") or {}
-        spec_symbols = {}
-        for name, assumptions in symbols.items():
-            loc = symbols.key_loc(name)
-            if not isinstance(name, str) or not NAME.match(name):
-                self.error(f"bad symbol name {name!r} (letters, digits, _)", loc)
-                continue
-            assumptions = assumptions or {}
-            if not isinstance(assumptions, dict):
-                self.error("a symbol's assumptions must be a mapping like {positive: true, integer: true}",
-                           symbols.loc_of(name))
-                continue
-            clean = {}
-            for k, v in assumptions.items():
-                if k == "meaning":
-                    continue
-                if k not in ASSUMPTIONS or not isinstance(v, bool):
-                    self.error(f"unknown assumption {k}: {v!r}; expected one of "
-                               f"{', '.join(sorted(ASSUMPTIONS))} (true/false) or 'meaning'", assumptions.key_loc(k))
-                    continue
-                clean[k] = v
-            spec_symbols[name] = clean
-        aliases = self.mapping(data, "aliases", required=False) or {}
-        for a, target in aliases.items():
-            if target not in spec_symbols:
-                self.error(f"alias {a!r} names an unknown symbol {target!r}; symbols are "
-                           f"{', '.join(spec_symbols) or '(none)'}", aliases.loc_of(a))
-        self.symbol_list = list(spec_symbols)
-        self.assumptions = dict(spec_symbols)
-        self.aliases = {a: t for a, t in aliases.items() if t in spec_symbols}
-        definitions = self.mapping(data, "definitions", required=False) or {}
-        from grader.expr import ExprError, SymbolTable
-        try:
-            self.table = SymbolTable.build(symbols=spec_symbols,
-                                           aliases={a: t for a, t in aliases.items() if t in spec_symbols},
-                                           definitions={})
-        except ExprError as e:
-            self.error(f"bad symbols: {e.message}", symbols.loc)
-            return
-        good = {}
-        for name, text in definitions.items():
-            if self.expr(text, definitions.loc_of(name), what=f"definition of {name}") is not None:
-                good[name] = str(text)
-        try:
-            self.table = SymbolTable.build(symbols=spec_symbols,
-                                           aliases={a: t for a, t in aliases.items() if t in spec_symbols},
-                                           definitions=good)
-        except ExprError as e:
-            self.error(f"bad definitions: {e.message}", definitions.loc)
-
-    def constraints(self, data):
-        items = data.get("constraints") or []
-        out = []
-        if not isinstance(items, list):
-            self.error("'constraints' must be a list like ['h divides d']", data.loc_of("constraints"))
-            return out
-        for i, text in enumerate(items):
+    def claims(self, data: Any, sid: str) -> list[Claim]:
+        items = data.get("claims")
+        if items is None:
+            self.error("missing 'claims' (a list)", data.loc)
+            return []
+        if not F.is_sequence(items):
+            self.error("'claims' must be a list", data.loc_of("claims"))
+            return []
+        out: list[Claim] = []
+        seen: dict[str, Location] = {}
+        for i, raw in enumerate(items):
             loc = items.loc_of(i)
-            m = re.fullmatch(r"\s*(\w+)\s+divides\s+(\w+)\s*", str(text))
-            if m:
-                a, b = self.expr(m.group(1), loc), self.expr(m.group(2), loc)
-                if a is not None and b is not None:
-                    out.append(Constraint(str(text), "divides", (a, b), loc))
-            else:
-                rel = self.expr(text, loc, relations=True, what="constraint")
-                if rel is not None:
-                    out.append(Constraint(str(text), "relation", (rel,), loc))
-        self.constraint_list = out
+            if not F.is_mapping(raw):
+                self.error("a claim must be a mapping with id, quote, source, checks, expect", loc)
+                continue
+            self.unknown_keys(raw, CLAIM_KEYS, "a claim")
+            cid = self.text(raw, "id")
+            if cid and not CLAIM_ID.match(cid):
+                self.error(f"bad claim id {cid!r} (letters, digits, '.', '-', '_')", raw.loc_of("id"))
+            if cid in seen:
+                self.error(f"duplicate claim id {cid!r} (first at line {seen[cid].line})", raw.loc_of("id"))
+            seen.setdefault(cid, raw.loc_of("id"))
+            quote = self.text(raw, "quote")
+            source = self.source(raw)
+            expect = self.text(raw, "expect")
+            if expect and expect not in EXPECTATIONS:
+                self.error(f"expect must be one of {', '.join(EXPECTATIONS)}, got {expect!r}", raw.loc_of("expect"))
+            corrected = self.text(raw, "corrected", required=False)
+            if expect == "refuted" and not corrected:
+                self.error("a claim expected to be refuted needs 'corrected:' (the right statement)", raw.loc)
+            checks = self.checks(raw)
+            out.append(Claim(cid, quote, source, tuple(checks), expect, corrected,
+                             self.text(raw, "note", required=False), raw.loc, sid))
         return out
 
-    def load_formulas(self, data):
-        formulas = self.mapping(data, "formulas", required=False) or {}
-        for name, text in formulas.items():
-            if not isinstance(name, str) or not NAME.match(name):
-                self.error(f"bad formula name {name!r}", formulas.key_loc(name))
-                continue
-            e = self.expr(text, formulas.loc_of(name), what=f"formula {name}")
-            if e is not None:
-                self.formulas[name] = e
+    def source(self, raw: Any) -> Source:
+        src = raw.get("source")
+        if not F.is_mapping(src):
+            self.error("'source' must be a mapping {document: ..., section: ...}", raw.loc_of("source") if src else raw.loc)
+            return Source("")
+        self.unknown_keys(src, {"document", "section"}, "a source")
+        doc = self.text(src, "document")
+        if doc and self.documents and doc not in self.documents:
+            self.error(f"unknown document {doc!r}; the subject's sources are {', '.join(self.documents)}",
+                       src.loc_of("document"))
+        return Source(doc, self.text(src, "section", required=False))
 
-    def load_models(self, data):
-        models = self.mapping(data, "models", required=False) or {}
-        for key, m in models.items():
-            if not isinstance(m, dict):
-                self.error("a model must be a mapping with 'name', 'citation', 'values'", models.loc_of(key))
+    def checks(self, raw: Any) -> list[Check]:
+        items = raw.get("checks")
+        if not F.is_sequence(items) or not items:
+            self.error("'checks' must be a non-empty list", raw.loc_of("checks") if items is not None else raw.loc)
+            return []
+        out: list[Check] = []
+        for i, c in enumerate(items):
+            loc = items.loc_of(i)
+            if not F.is_mapping(c) or "kind" not in c:
+                self.error("a check must be a mapping with 'kind'", loc)
                 continue
-            self.unknown_keys(m, {"name", "citation", "values"}, f"model {key!r}")
-            values = self.values(m.get("values"), m.loc_of("values"), what=f"values of model {key}")
-            if values is not None:
-                self.meets_constraints(values, m.loc_of("values"), f"the values of model {key}")
-            self.models[key] = ModelConfig(str(key), self.text(m, "name"), self.text(m, "citation"),
-                                           frozen_map(values or {}), m.loc)
-
-    def values(self, raw, loc, *, what="values"):
-        """{symbol: number} with symbols known to the table (aliases resolved), each value meeting
-        its symbol's assumptions (integer, positive, nonnegative); None if not a mapping."""
-        if not isinstance(raw, dict):
-            self.error(f"{what} must be a mapping symbol: number, e.g. {{d: 512, h: 8}}", loc)
-            return None
-        out, bad = {}, False
-        for k, v in raw.items():
-            if self.table is not None and not self.table_has(k):
-                self.error(f"unknown symbol {k!r} in {what}; symbols are {', '.join(self.symbol_names())}",
-                           raw.key_loc(k))
-                bad = True
+            kind = c["kind"]
+            if kind not in KINDS:
+                self.error(f"unknown check kind {kind!r}; expected one of: {', '.join(sorted(KINDS))}",
+                           c.loc_of("kind"))
                 continue
-            problem = self.value_problem(self.canonical(k), v)
-            if problem:
-                self.error(f"the value of {k} in {what} {problem}", raw.loc_of(k))
-                bad = True
-                continue
-            out[self.canonical(k)] = v
-        if bad and isinstance(out, dict):
-            out = F.Partial(out)
+            params = self.fields(c, KINDS[kind].FIELDS, f"{a_or_an(kind)} check")
+            if params is not None and self.valid_values(kind, params, c):
+                out.append(Check(kind, frozen_map(params), loc))
         return out
 
-    def value_problem(self, symbol, v) -> str:
-        """Why ``v`` cannot be the value of ``symbol`` ("" if it can)."""
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            return f"must be a number, got {v!r}"
-        if isinstance(v, float) and not math.isfinite(v):
-            return f"must be a finite number, got {v!r}"
-        a = self.assumptions.get(symbol, {})
-        if a.get("integer") and not isinstance(v, int):
-            return f"must be an integer ({symbol} is declared integer), got {v!r}"
-        if a.get("positive") and not v > 0:
-            return f"must be positive ({symbol} is declared positive), got {v!r}"
-        if a.get("nonnegative") and not v >= 0:
-            return f"must not be negative ({symbol} is declared nonnegative), got {v!r}"
-        return ""
-
-    def meets_constraints(self, values, loc, what, note="") -> bool:
-        """Whether ``values`` meet every constraint whose symbols they all give (else an error)."""
-        from .checks.common import evaluate_exact, show_values
-
-        ok = True
-        for c in self.constraint_list:
-            args = c.args
-            if not all({s.name for s in a.free_symbols} <= set(values) for a in args):
+    def fields(self, c: Any, spec: dict[str, tuple[str, bool]], what: str) -> dict[str, Any] | None:
+        """Validate and convert a check's fields by the kind's FIELDS = {name: (type, required)}."""
+        self.unknown_keys(c, set(spec) | {"kind"}, what)
+        params, ok = {}, True
+        for name, (ftype, required) in spec.items():
+            if name not in c:
+                if required:
+                    self.error(f"{what} needs {name!r} ({ftype})", c.loc)
+                    ok = False
                 continue
-            try:
-                if c.kind == "divides":
-                    a, b = (evaluate_exact(x, values) for x in args)
-                    met = bool(a.is_integer and b.is_integer and a != 0 and b % a == 0)
-                else:
-                    met = bool(evaluate_exact(args[0], values))
-            except (TypeError, ValueError, ZeroDivisionError):
-                met = False
-            if not met:
-                line = f" (line {c.location.line})" if c.location and c.location.line else ""
-                self.error(f"{what} {show_values(_used(values, args))}{note} do not meet the constraint "
-                           f"{c.text!r}{line}", loc)
+            value = F.read(self, ftype, c[name], c.loc_of(name), name)
+            if value is F.BAD:
                 ok = False
-        return ok
+            else:
+                params[name] = value
+        return params if ok else None
+
+    def valid_values(self, kind: str, params: dict[str, Any], c: Any) -> bool:
+        """The values a check is run at, by its kind's ``validate`` (errors at the check's ``at``);
+        values refused already (reported) build no check."""
+        if isinstance(params.get("at"), F.Partial) or isinstance(params.get("vary"), F.Partial):
+            return False
+        validate = KINDS[kind].validate
+        return True if validate is None else bool(validate(CheckSite(self, kind, c), params))
 
 
-    def table_has(self, name) -> bool:
-        return isinstance(name, str) and (name in self.symbol_names() or name in self.alias_map())
+class CheckSite:
+    """What a kind's ``validate(site, params)`` works with: the loader (its table, constraints
+    and error list), the check's mapping and where its values stand."""
 
-    def symbol_names(self):
-        return list(self.symbol_list)
+    def __init__(self, loader: Any, kind: str, mapping: Any) -> None:
+        self.loader = loader
+        self.kind = kind
+        self.mapping = mapping
+        self.at_loc = mapping.loc_of("at") if "at" in mapping else mapping.loc
+        self.what = f"{a_or_an(kind)} check"
 
-    def alias_map(self):
-        return dict(self.aliases)
+    def error(self, message: str, loc: Location | None = None) -> None:
+        self.loader.error(message, loc or self.at_loc)
 
-    def canonical(self, name):
-        return self.alias_map().get(name, name)
+    @staticmethod
+    def free(*exprs: Any) -> set[str]:
+        """The names of the symbols the expressions use."""
+        return set().union(*({s.name for s in e.free_symbols} for e in exprs if e is not None))
 
-    # -- claims --------------------------------------------------------------------------------
+    def missing(self, need: Any, given: Any, why: str) -> bool:
+        """True when every symbol of ``need`` is ``given``; else an error naming the others."""
+        lost = sorted(set(need) - set(given), key=lambda n: (n not in F.SIZE_ORDER, F.SIZE_ORDER.get(n, 0), n))
+        if lost:
+            self.error(f"{self.what} needs a value for {', '.join(lost)} ({why}); give it in 'at'")
+        return not lost
+
+    def meets_constraints(self, values: dict[str, Any], what: str = "the values", note: str = "") -> bool:
+        return bool(self.loader.meets_constraints(values, self.at_loc, what, note))
 
 
-def _used(values, exprs):
-    names = set().union(*({s.name for s in e.free_symbols} for e in exprs))
-    return {k: v for k, v in values.items() if k in names}
+def what_is(v: Any) -> str:
+    if F.is_sequence(v):
+        return "a list"
+    if isinstance(v, str):
+        return "text"
+    if isinstance(v, bool):
+        return "true/false"
+    if isinstance(v, (int, float)):
+        return "a number"
+    return type(v).__name__
 
+
+def a_or_an(word: str) -> str:
+    """"a check" / "an identity check": the article for a word."""
+    return ("an " if word[:1].lower() in "aeiou" else "a ") + word

@@ -27,15 +27,18 @@ from __future__ import annotations
 import fnmatch
 import time
 from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from grader.deadline import call_with_limit
 from grader.errors import OptionError
 
 from .checks import KINDS
-from .checks.common import Context, MeasureError, request_key, result
+from .checks.common import Context, request_key, result
 from .limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, check_timeout
-from .model import ClaimResult, Subject
+from .measurer import MeasureError
+from .model import Check, CheckResult, Claim, ClaimResult, Subject
+
 # A symbolic check of the text's arithmetic/formula and a measurement of the same thing on mha:
 # when one holds and the other is refuted, the claim reports the disagreement as such.
 SYMBOLIC_PAIRED = ("identity", "numeric", "dominance", "asymptotic")
@@ -49,24 +52,24 @@ class ClaimTimeout(Exception):
 @dataclass(frozen=True)
 class SubjectResult:
     subject: Subject
-    results: tuple
+    results: tuple[ClaimResult, ...]
 
     @property
     def ok(self) -> bool:
         return all(r.ok for r in self.results)
 
 
-def needs_measurement(claims) -> bool:
+def needs_measurement(claims: Iterable[Claim]) -> bool:
     """Whether any of these claims runs the real mha (and so imports torch)."""
     return any(KINDS[c.kind].MEASURES for claim in claims for c in claim.checks)
 
 
-def select(subject: Subject, only: str | None):
+def select(subject: Subject, only: str | None) -> list[Claim]:
     """The claims whose id matches the glob ``only`` (all when None)."""
     return [c for c in subject.claims if only is None or fnmatch.fnmatchcase(c.id, only)]
 
 
-def combine(checks) -> str:
+def combine(checks: Sequence[CheckResult]) -> str:
     """A claim's verdict from its checks: error > refuted > holds; all unverifiable -> unverifiable."""
     verdicts = [c.verdict for c in checks]
     if not verdicts or "error" in verdicts:
@@ -78,7 +81,7 @@ def combine(checks) -> str:
     return "holds"
 
 
-def disagreement(checks) -> str:
+def disagreement(checks: Sequence[CheckResult]) -> str:
     """A sentence when a symbolic check of the text's arithmetic and a measurement on mha reach
     different verdicts: paired by the figure they test when they share one, otherwise only when
     no symbolic check reaches the measurement's verdict (one that agrees is its counterpart)."""
@@ -95,12 +98,12 @@ def disagreement(checks) -> str:
     return ""
 
 
-def _failed(check, e) -> object:
+def _failed(check: Check, e: BaseException) -> CheckResult:
     where = f" at {check.location}" if check.location else ""
     return result(check.kind, "error", f"{check.kind} check{where} failed: {type(e).__name__}: {e}")
 
 
-def _timed_out(timeout, where="") -> object:
+def _timed_out(timeout: float | None, where: str = "") -> CheckResult:
     return result("timeout", "error", f"time limit of {timeout:g} s exceeded{where}")
 
 
@@ -109,19 +112,21 @@ class _Pending:
     """A claim after step 1: the results so far (None where a measured check waits)."""
 
     ctx: Context
-    claim: object
-    results: list
+    claim: Claim
+    results: list[CheckResult | None]
     seconds: float
-    requests: list
+    requests: list[dict[str, Any]]
     key: int | None = None
     timed_out: bool = False
 
 
-def _step1(ctx, claim, timeout, measurer) -> _Pending:
+def _step1(ctx: Context, claim: Claim, timeout: float | None, measurer: Any) -> _Pending:
     start = time.perf_counter()
-    results, requests, timed_out = [None] * len(claim.checks), [], False
+    results: list[CheckResult | None] = [None] * len(claim.checks)
+    requests: list[dict[str, Any]] = []
+    timed_out = False
 
-    def symbolic():
+    def symbolic() -> None:
         for i, check in enumerate(claim.checks):
             kind = KINDS[check.kind]
             try:
@@ -146,12 +151,14 @@ def _step1(ctx, claim, timeout, measurer) -> _Pending:
     return p
 
 
-def _step3(p: _Pending, timeout, measurer) -> ClaimResult:
-    results, extra, seconds = p.results, [], p.seconds
+def _step3(p: _Pending, timeout: float | None, measurer: Any) -> ClaimResult:
+    results, seconds = p.results, p.seconds
+    extra: list[CheckResult] = []
     if p.timed_out:
         extra.append(_timed_out(timeout))
     elif any(r is None for r in results):
-        measurements, failure = {}, ""
+        measurements: dict[str, Any] = {}
+        failure = ""
         if p.key is not None:
             outcome = measurer.outcome(p.key)
             seconds += outcome.seconds
@@ -168,7 +175,7 @@ def _step3(p: _Pending, timeout, measurer) -> ClaimResult:
             ctx = Context(p.ctx.subject, p.ctx.device, p.ctx.seed, measurements)
             start = time.perf_counter()
 
-            def measured():
+            def measured() -> None:
                 for i, check in enumerate(p.claim.checks):
                     if results[i] is None:
                         try:
@@ -191,12 +198,13 @@ def _step3(p: _Pending, timeout, measurer) -> ClaimResult:
     return ClaimResult(p.claim, combine(done), done, seconds, disagreement(done))
 
 
-def run_claim(ctx: Context, claim, timeout: float | None = DEFAULT_TIMEOUT, measurer=None) -> ClaimResult:
+def run_claim(ctx: Context, claim: Claim, timeout: float | None = DEFAULT_TIMEOUT, measurer: Any = None) -> ClaimResult:
     """Check one claim (see the module doc)."""
     return run_claims([(ctx, claim)], timeout=timeout, measurer=measurer)[0]
 
 
-def run_claims(pairs, *, timeout: float | None = DEFAULT_TIMEOUT, measurer=None) -> list:
+def run_claims(pairs: Sequence[tuple[Context, Claim]], *, timeout: float | None = DEFAULT_TIMEOUT,
+               measurer: Any = None) -> list[ClaimResult]:
     """Check (context, claim) pairs, in order; measured checks through ``measurer`` (None: the
     shared measuring process, started only if a claim needs it)."""
     timeout = check_timeout(timeout)
@@ -207,8 +215,8 @@ def run_claims(pairs, *, timeout: float | None = DEFAULT_TIMEOUT, measurer=None)
     return [_step3(p, timeout, measurer) for p in pending]
 
 
-def run_subjects(subjects, *, only: str | None = None, device: str = "auto", seed: int = 0,
-                 timeout: float | None = DEFAULT_TIMEOUT, measurer=None) -> list:
+def run_subjects(subjects: Sequence[Subject], *, only: str | None = None, device: str = "auto", seed: int = 0,
+                 timeout: float | None = DEFAULT_TIMEOUT, measurer: Any = None) -> list[SubjectResult]:
     """Check every (selected) claim of every subject; a SubjectResult per subject, in order."""
     pairs = [(Context(s, device, seed), c) for s in subjects for c in select(s, only)]
     results = iter(run_claims(pairs, timeout=timeout, measurer=measurer))
@@ -216,12 +224,12 @@ def run_subjects(subjects, *, only: str | None = None, device: str = "auto", see
 
 
 def run_subject(subject: Subject, *, only: str | None = None, device: str = "auto", seed: int = 0,
-                timeout: float | None = DEFAULT_TIMEOUT, measurer=None) -> SubjectResult:
+                timeout: float | None = DEFAULT_TIMEOUT, measurer: Any = None) -> SubjectResult:
     """Check every (selected) claim; results in the spec's order."""
     return run_subjects([subject], only=only, device=device, seed=seed, timeout=timeout, measurer=measurer)[0]
 
 
-def check_claim(subject: Subject, claim_id: str, *, measurer=None, device: str = "auto", seed: int = 0,
+def check_claim(subject: Subject, claim_id: str, *, measurer: Any = None, device: str = "auto", seed: int = 0,
                 timeout: float | None = DEFAULT_TIMEOUT) -> ClaimResult:
     """Check one claim of ``subject`` by its id (KeyError if it has none such)."""
     claim = subject.claim(claim_id)
@@ -230,8 +238,8 @@ def check_claim(subject: Subject, claim_id: str, *, measurer=None, device: str =
     return run_claim(Context(subject, device, seed), claim, timeout, measurer)
 
 
-def check_paths(paths=None, *, only: str | None = None, device: str = "auto", seed: int = 0,
-                timeout: float | None = DEFAULT_TIMEOUT) -> list:
+def check_paths(paths: Iterable[str] | None = None, *, only: str | None = None, device: str = "auto",
+                seed: int = 0, timeout: float | None = DEFAULT_TIMEOUT) -> list[SubjectResult]:
     """Load the specs at ``paths`` (None or empty: the bundled spec) and check their (selected)
     claims: what ``grader check-spec`` runs. The measuring process is started at once when the
     files may need it, so that torch's import overlaps the loading and the symbolic checks, and

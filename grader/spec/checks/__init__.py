@@ -33,12 +33,12 @@ MODULES = ("identity", "numeric", "config", "dominance", "asymptotic", "range", 
 @dataclass(frozen=True)
 class Kind:
     name: str
-    FIELDS: dict
+    FIELDS: dict[str, tuple[str, bool]]
     MEASURES: bool
-    run: Callable
+    run: Callable[[Any, Any], Any]
     help: str = ""
-    requests: Callable | None = None    # measured kinds: (ctx, check) -> the measurements it needs
-    validate: Callable | None = None    # (site, params) -> bool: the values it runs at, when loading
+    requests: Callable[[Any, Any], list[dict[str, Any]]] | None = None  # measured kinds: the measurements it needs
+    validate: Callable[[Any, dict[str, Any]], bool] | None = None       # the values it runs at, when loading
 
 
 def kind_of(module: Any) -> Kind:

@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING, Any
 
 from .common import pretty, result
+
+if TYPE_CHECKING:
+    from ..model import Check, CheckResult
+    from .common import Context
 
 NAME = "asymptotic"
 FIELDS = {"expr": ("expr", True), "class": ("choice:O|Theta", True), "of": ("expr", True), "as": ("symbols", True)}
@@ -11,7 +16,7 @@ MEASURES = False
 HELP = "expr is O(of) or Θ(of) as the listed symbols grow"
 
 
-def run(ctx, check):
+def run(ctx: Context, check: Check) -> CheckResult:
     """expr ∈ O(of) / Θ(of) as the listed symbols → ∞: the limit of expr/of along every path
     symbols = t^a (a ∈ {0,1,2,3}^k, not all 0) is finite (O) and also nonzero (Θ)."""
     import sympy
@@ -46,7 +51,7 @@ def run(ctx, check):
                   "symbolic", ratio=pretty(ratio))
 
 
-def _leading_terms(ratio, grow):
+def _leading_terms(ratio: Any, grow: Any) -> Any:
     """(numerator, denominator) of a ratio of polynomials in the growing symbols, as Polys whose
     coefficients may hold the other symbols; None when it is not one (sqrt, log, ...)."""
     import sympy
@@ -60,7 +65,7 @@ def _leading_terms(ratio, grow):
     return pn, pd
 
 
-def _path_limit(leading, exps):
+def _path_limit(leading: Any, exps: Any) -> Any:
     """The limit, t → ∞, of numerator/denominator with each growing symbol = t^a: a monomial
     Π sᵢ^mᵢ becomes t^(a·m), so each polynomial's degree in t is the largest a·m whose
     coefficients do not sum to 0, and that sum is its leading coefficient (exact arithmetic;
@@ -78,9 +83,9 @@ def _path_limit(leading, exps):
     return sympy.cancel(cn / cd)
 
 
-def _lead(poly, exps):
+def _lead(poly: Any, exps: Any) -> Any:
     import sympy
-    groups = {}
+    groups: dict[int, Any] = {}
     for monom, coeff in poly.terms():
         k = sum(a * m for a, m in zip(exps, monom))
         groups[k] = groups.get(k, 0) + coeff

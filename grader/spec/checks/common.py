@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..figures import fmt
 from ..measurer import MeasureError  # noqa: F401  (raised by Context.measured)
 from ..model import CheckResult, frozen_map
+
+if TYPE_CHECKING:
+    from ..loader import CheckSite
 
 
 @dataclass(frozen=True)
@@ -20,7 +23,7 @@ class Context:
     seed: int = 0
     measurements: Any = None
 
-    def measured(self, request: dict):
+    def measured(self, request: dict[str, Any]) -> Any:
         """The value of one measurement (see grader.spec.checks.measured.request)."""
         if self.measurements is None:
             return measure_here(request)
@@ -35,18 +38,18 @@ class Context:
 _MISSING = object()
 
 
-def request_key(request: dict) -> str:
+def request_key(request: dict[str, Any]) -> str:
     import json
     return json.dumps(request, sort_keys=True)
 
 
-def measure_here(request: dict):
+def measure_here(request: dict[str, Any]) -> Any:
     """Make one measurement in this process (imports torch)."""
     from ..measure import make   # (not `from .. import measure`: that is the package's function)
     return make(request)
 
 
-def substitute(expr, values):
+def substitute(expr: Any, values: Any) -> Any:
     """expr with each symbol named in ``values`` replaced by its exact value."""
     import sympy
 
@@ -58,34 +61,35 @@ def substitute(expr, values):
     return expr.xreplace(subs) if subs else expr
 
 
-def evaluate_exact(expr, values):
+def evaluate_exact(expr: Any, values: Any) -> Any:
     """The exact number expr takes at ``values``; ValueError naming the symbols left free."""
     out = substitute(expr, values)
-    free = getattr(out, "free_symbols", set())
+    free: Any = getattr(out, "free_symbols", set())
     if free:
         raise ValueError(f"no value given for {', '.join(sorted(s.name for s in free))}")
     return out
 
 
-def show_values(values) -> str:
+def show_values(values: Any) -> str:
     return ", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in values.items())
 
 
-def result(kind, verdict, summary, method="", **details) -> CheckResult:
+def result(kind: str, verdict: str, summary: str, method: str = "", **details: Any) -> CheckResult:
     return CheckResult(kind, verdict, summary, frozen_map(details), method)
 
 
-def num(x) -> str:
-    return fmt(x)
+def num(x: Any) -> str:
+    return str(fmt(x))
 
 
-def pretty(e) -> str:
+def pretty(e: Any) -> str:
     """An expression as the reports write it (``^`` for powers)."""
     import sympy
-    return sympy.sstr(e).replace("**", "^")
+    return str(sympy.sstr(e)).replace("**", "^")
 
 
-def figure_result(kind, expr, values, claimed, where="", method="symbolic"):
+def figure_result(kind: str, expr: Any, values: Any, claimed: Any, where: str = "",
+                  method: str = "symbolic") -> CheckResult:
     """``expr`` at ``values`` against a claimed figure: exact, or within half a unit of its
     last stated digit (the numeric and config kinds)."""
     from ..figures import to_fraction
@@ -107,7 +111,7 @@ def figure_result(kind, expr, values, claimed, where="", method="symbolic"):
                   claimed_value=num(claimed.value), tolerance=num(claimed.tolerance))
 
 
-def needs_values(site, params, exprs, why) -> bool:
+def needs_values(site: CheckSite, params: dict[str, Any], exprs: Any, why: Any) -> bool:
     """A check evaluated at ``at``: every symbol of ``exprs`` has a value there, and the values
     meet the spec's constraints."""
     at = dict(params.get("at") or {})

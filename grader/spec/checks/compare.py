@@ -2,8 +2,15 @@
 than right."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .common import result, show_values
 from .measured import measured, mha_values, request, show, sizes_of
+
+if TYPE_CHECKING:
+    from ..loader import CheckSite
+    from ..model import Check, CheckResult
+    from .common import Context
 
 NAME = "compare"
 FIELDS = {"left": ("quantity", True), "right": ("quantity", True), "at": ("values", True),
@@ -13,15 +20,15 @@ MEASURES = True
 HELP = "two measured quantities (or one in two layouts): left is less / equal / greater than right"
 
 
-def validate(site, params) -> bool:
+def validate(site: CheckSite, params: dict[str, Any]) -> bool:
     return mha_values(site, params, sizes_of(params["left"], params["right"]))
 
 
-def requests(ctx, check):
+def requests(ctx: Context, check: Check) -> list[dict[str, Any]]:
     return [request(check, check[side], check["at"], check.get(f"{side}_layout")) for side in ("left", "right")]
 
 
-def run(ctx, check):
+def run(ctx: Context, check: Check) -> CheckResult:
     """Two measured quantities (or one quantity in two layouts): claimed less / equal / greater."""
     at = dict(check["at"])
     names = []

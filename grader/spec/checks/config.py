@@ -2,7 +2,14 @@
 the claimed figure."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .common import figure_result, show_values
+
+if TYPE_CHECKING:
+    from ..loader import CheckSite
+    from ..model import Check, CheckResult
+    from .common import Context
 
 NAME = "config"
 FIELDS = {"model": ("model", True), "expr": ("expr", True), "claimed": ("figure", True)}
@@ -10,7 +17,7 @@ MEASURES = False
 HELP = "expr evaluated on a real model's recorded configuration is the claimed figure"
 
 
-def validate(site, params) -> bool:
+def validate(site: CheckSite, params: dict[str, Any]) -> bool:
     """The model records a value for every symbol the expression uses."""
     model = params["model"]
     lost = sorted(site.free(params["expr"]) - set(model.values))
@@ -20,7 +27,7 @@ def validate(site, params) -> bool:
     return not lost
 
 
-def run(ctx, check):
+def run(ctx: Context, check: Check) -> CheckResult:
     """expr on a real model's recorded configuration (with its citation) is the claimed figure."""
     model = check["model"]
     r = figure_result("config", check["expr"], dict(model.values), check["claimed"], where="", method="config")

@@ -2,7 +2,14 @@
 claimed crossover (``crossover``: n = d) against the exact one."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .common import evaluate_exact, needs_values, num, pretty, result, show_values, substitute
+
+if TYPE_CHECKING:
+    from ..loader import CheckSite
+    from ..model import Check, CheckResult
+    from .common import Context
 
 NAME = "dominance"
 FIELDS = {"larger": ("expr", True), "smaller": ("expr", True), "where": ("relation", False), "at": ("values", False),
@@ -11,13 +18,13 @@ MEASURES = False
 HELP = "larger > smaller over a region (or at a point); the exact crossover"
 
 
-def validate(site, params) -> bool:
+def validate(site: CheckSite, params: dict[str, Any]) -> bool:
     if "at" not in params:
         return True
     return needs_values(site, params, [params["larger"], params["smaller"]], "the expressions use it")
 
 
-def _region(relation):
+def _region(relation: Any) -> Any:
     """(var, bound, lo, hi) in terms of t = var/bound for a relation like n < d or n > 2*d."""
     import sympy
     lhs, rhs = relation.lhs, relation.rhs
@@ -30,7 +37,7 @@ def _region(relation):
     raise ValueError(f"the region must be '<' or '>', got {pretty(relation)}")
 
 
-def _ratio_in(var, bound, larger, smaller):
+def _ratio_in(var: Any, bound: Any, larger: Any, smaller: Any) -> Any:
     """larger/smaller with var = t·bound, as a function of t alone (or ValueError)."""
     import sympy
     t = sympy.Symbol("t", positive=True)
@@ -40,14 +47,14 @@ def _ratio_in(var, bound, larger, smaller):
     return t, r
 
 
-def _crossovers(t, r):
+def _crossovers(t: Any, r: Any) -> Any:
     """Positive real t where r(t) = 1, sorted (exact)."""
     import sympy
     roots = sympy.solve(sympy.numer(sympy.together(r - 1)), t)
     return sorted({x for x in roots if x.is_real and x.is_positive}, key=lambda x: float(x))
 
 
-def _example_point(ctx, var, bound, tval, fixed):
+def _example_point(ctx: Context, var: Any, bound: Any, tval: Any, fixed: Any) -> Any:
     """Concrete values with var = tval·bound: the bound's symbols from ``fixed`` (else 64, or h=1)."""
     import sympy
     vals = {}
@@ -64,13 +71,15 @@ def _example_point(ctx, var, bound, tval, fixed):
     return {k: int(v) for k, v in vals.items()}
 
 
-def run(ctx, check):
+def run(ctx: Context, check: Check) -> CheckResult:
     """larger > smaller: at a point (``at``), over a region (``where``: n < d), and/or a claimed
     crossover (``crossover``: n = d) against the exact one."""
     import sympy
     larger, smaller = check["larger"], check["smaller"]
     stated = f"{pretty(larger)} > {pretty(smaller)}"
-    parts, verdict, details = [], "holds", {"larger": pretty(larger), "smaller": pretty(smaller)}
+    parts: list[str] = []
+    verdict = "holds"
+    details: dict[str, Any] = {"larger": pretty(larger), "smaller": pretty(smaller)}
     at = dict(check.get("at") or {})
     if "at" in check.params:
         a, b = evaluate_exact(larger, at), evaluate_exact(smaller, at)

@@ -2,9 +2,16 @@
 (single_head: one head as wide as the model, with the same weights)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..figures import fmt
 from .common import result, show_values
 from .measured import mha_values
+
+if TYPE_CHECKING:
+    from ..loader import CheckSite
+    from ..model import Check, CheckResult
+    from .common import Context
 
 NAME = "equivalence"
 _IMPLEMENTATIONS = "fused|per_head|torch|single_head"
@@ -15,16 +22,16 @@ HELP = ("two implementations give the same outputs on seeded inputs, within a to
         "(single_head: one head as wide as the model, with the same weights)")
 
 
-def validate(site, params) -> bool:
+def validate(site: CheckSite, params: dict[str, Any]) -> bool:
     return mha_values(site, params, {"d", "h"})
 
 
-def requests(ctx, check):
+def requests(ctx: Context, check: Check) -> list[dict[str, Any]]:
     return [{"equivalence": {"a": check["a"], "b": check["b"], "values": {k: int(v) for k, v in check["at"].items()},
                              "seed": int(check.get("seed", 0)), "device": ctx.device}}]
 
 
-def run(ctx, check):
+def run(ctx: Context, check: Check) -> CheckResult:
     """Two implementations (fused, per_head, torch.nn.MultiheadAttention) on the same seeded
     weights and inputs: outputs and attention weights agree within the tolerance, and the
     parameter counts are equal."""

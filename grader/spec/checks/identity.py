@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING, Any
 
 from .common import evaluate_exact, num, pretty, result, show_values
+
+if TYPE_CHECKING:
+    from ..model import Check, CheckResult
+    from .common import Context
 
 NAME = "identity"
 FIELDS = {"lhs": ("expr", True), "rhs": ("expr", True)}
@@ -12,7 +17,7 @@ MEASURES = False
 HELP = "lhs = rhs for every value of the symbols allowed by their assumptions"
 
 
-def run(ctx, check):
+def run(ctx: Context, check: Check) -> CheckResult:
     """lhs = rhs under the symbols' assumptions (grader.expr.equivalent)."""
     import sympy
 
@@ -43,7 +48,7 @@ def run(ctx, check):
                   "symbolic")
 
 
-def satisfies(subject, values) -> bool:
+def satisfies(subject: Any, values: Any) -> bool:
     """Whether values meet the subject's constraints (h divides d, ...); unknown symbols pass."""
     for c in subject.constraints:
         try:
@@ -58,7 +63,7 @@ def satisfies(subject, values) -> bool:
     return True
 
 
-def _counterexample(subject, lhs, rhs):
+def _counterexample(subject: Any, lhs: Any, rhs: Any) -> Any:
     """Small values meeting the constraints where lhs ≠ rhs (deterministic search)."""
     syms = sorted((lhs - rhs).free_symbols, key=lambda s: s.name)
     if len(syms) > 4:

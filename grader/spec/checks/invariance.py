@@ -2,9 +2,15 @@
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING, Any
 
 from .common import pretty, result, show_values
 from .measured import measured, mha_values, request, show, sizes_of
+
+if TYPE_CHECKING:
+    from ..loader import CheckSite
+    from ..model import Check, CheckResult
+    from .common import Context
 
 NAME = "invariance"
 FIELDS = {"quantity": ("quantity", True), "at": ("values", True), "vary": ("values_list", True),
@@ -13,22 +19,22 @@ MEASURES = True
 HELP = "a measured quantity (and its formula) does not change as the varied symbols do"
 
 
-def validate(site, params) -> bool:
+def validate(site: CheckSite, params: dict[str, Any]) -> bool:
     return mha_values(site, params, sizes_of(params["quantity"]))
 
 
-def _points(check):
+def _points(check: Check) -> Any:
     at, vary = dict(check["at"]), dict(check["vary"])
     names = list(vary)
     for combo in itertools.product(*(vary[n] for n in names)):
         yield dict(zip(names, combo)), {**at, **dict(zip(names, combo))}
 
 
-def requests(ctx, check):
+def requests(ctx: Context, check: Check) -> list[dict[str, Any]]:
     return [request(check, check["quantity"], point) for _, point in _points(check)]
 
 
-def run(ctx, check):
+def run(ctx: Context, check: Check) -> CheckResult:
     """The quantity is the same for every value of the varied symbols (and so is its formula)."""
     at, q, names = dict(check["at"]), check["quantity"], list(check["vary"])
     seen = {show_values(varied): measured(ctx, check, q, point) for varied, point in _points(check)}

@@ -1,9 +1,16 @@
 """`measure`: a quantity measured on the real mha equals the claimed figure and/or formula."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..figures import fmt
 from .common import evaluate_exact, pretty, result, show_values
 from .measured import measured, mha_values, request, show, sizes_of
+
+if TYPE_CHECKING:
+    from ..loader import CheckSite
+    from ..model import Check, CheckResult
+    from .common import Context
 
 NAME = "measure"
 FIELDS = {"quantity": ("quantity", True), "at": ("values", True), "claimed": ("figure", False),
@@ -12,15 +19,15 @@ MEASURES = True
 HELP = "a quantity measured on the real mha equals the claimed figure and/or formula"
 
 
-def validate(site, params) -> bool:
+def validate(site: CheckSite, params: dict[str, Any]) -> bool:
     return mha_values(site, params, sizes_of(params["quantity"]))
 
 
-def requests(ctx, check):
+def requests(ctx: Context, check: Check) -> list[dict[str, Any]]:
     return [request(check, check["quantity"], check["at"])]
 
 
-def run(ctx, check):
+def run(ctx: Context, check: Check) -> CheckResult:
     """A quantity measured on mha against the claimed figure and/or the formula at the same sizes;
     when the figure and the formula disagree with each other, that is said."""
     at, q = dict(check["at"]), check["quantity"]

@@ -14,27 +14,33 @@ equivalence runs real numbers on the context's device, seeded.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING, Any
 
 from ..figures import fmt
 from ..fields import SIZE_ORDER
 
+if TYPE_CHECKING:
+    from ..loader import CheckSite
+    from ..model import Check, CheckResult
+    from .common import Context
 
-def show(x):
+
+def show(x: Any) -> Any:
     return fmt(x) if isinstance(x, int) else str(x)
 
 
-def request(check, quantity, values, layout=None) -> dict:
+def request(check: Check, quantity: Any, values: Any, layout: Any = None) -> dict[str, Any]:
     """One measurement: a quantity of mha(layout, bias) at the sizes in ``values``."""
     bias = check.get("bias", True)
     return {"quantity": quantity, "at": {k: int(v) for k, v in values.items()},
             "layout": layout or check.get("layout") or "fused", "bias": bool(bias)}
 
 
-def measured(ctx, check, quantity, values, layout=None):
+def measured(ctx: Context, check: Check, quantity: Any, values: Any, layout: Any = None) -> Any:
     return ctx.measured(request(check, quantity, values, layout))
 
 
-def mha_values(site, params, need) -> bool:
+def mha_values(site: CheckSite, params: dict[str, Any], need: Any) -> bool:
     """The sizes a measured check builds and runs mha at (``at``, and each combination of
     ``vary``): every size in ``need`` and every symbol of its formula given, positive
     integers, the spec's constraints met, h dividing d."""
@@ -64,7 +70,7 @@ def mha_values(site, params, need) -> bool:
     return True
 
 
-def sizes_of(*quantities) -> set:
+def sizes_of(*quantities: Any) -> set[str]:
     """The sizes mha needs to measure these quantities."""
     from ..measure import required_sizes
     return set().union(*(set(required_sizes(q)) for q in quantities))

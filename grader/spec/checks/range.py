@@ -9,8 +9,14 @@ Either bound may be left out (no lower or no upper limit), not both; the value i
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from .common import evaluate_exact, needs_values, num, pretty, result, show_values
+
+if TYPE_CHECKING:
+    from ..loader import CheckSite
+    from ..model import Check, CheckResult
+    from .common import Context
 
 NAME = "range"
 FIELDS = {"expr": ("expr", True), "at": ("values", False), "lo": ("real", False), "hi": ("real", False)}
@@ -18,7 +24,7 @@ MEASURES = False
 HELP = "expr evaluated at the given values lies within [lo, hi] (bounds included; either may be left out)"
 
 
-def validate(site, params) -> bool:
+def validate(site: CheckSite, params: dict[str, Any]) -> bool:
     lo, hi = params.get("lo"), params.get("hi")
     if lo is None and hi is None:
         site.error(f"{site.what} needs 'lo', 'hi' or both (the range's bounds)", site.mapping.loc)
@@ -29,11 +35,11 @@ def validate(site, params) -> bool:
     return needs_values(site, params, [params["expr"]], "the expression uses it")
 
 
-def _bound(x) -> Fraction:
+def _bound(x: Any) -> Fraction:
     return Fraction(str(x)) if isinstance(x, float) else Fraction(x)    # 0.1 as written, not its binary value
 
 
-def run(ctx, check):
+def run(ctx: Context, check: Check) -> CheckResult:
     """lo <= expr(at) <= hi, exactly."""
     from ..figures import to_fraction
     expr, at = check["expr"], dict(check.get("at") or {})

@@ -1,8 +1,15 @@
 """`shapes`: the shapes of the named intermediates of mha's trace (meta device)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .common import result, show_values
 from .measured import measured, mha_values, request
+
+if TYPE_CHECKING:
+    from ..loader import CheckSite
+    from ..model import Check, CheckResult
+    from .common import Context
 
 NAME = "shapes"
 FIELDS = {"at": ("values", True), "shapes": ("shapes", True)}
@@ -10,19 +17,19 @@ MEASURES = True
 HELP = "shapes of the named intermediates of mha's trace (meta device)"
 
 
-def _shape_quantity(name):
+def _shape_quantity(name: Any) -> Any:
     return name if name.startswith("tensor.") else f"shape.{name}"
 
 
-def validate(site, params) -> bool:
+def validate(site: CheckSite, params: dict[str, Any]) -> bool:
     return mha_values(site, params, {"d", "h", "n"})
 
 
-def requests(ctx, check):
+def requests(ctx: Context, check: Check) -> list[dict[str, Any]]:
     return [request(check, _shape_quantity(name), check["at"]) for name in check["shapes"]]
 
 
-def run(ctx, check):
+def run(ctx: Context, check: Check) -> CheckResult:
     """The shapes of the named intermediates of mha.trace at the given sizes (meta device)."""
     at = dict(check["at"])
     wrong, seen = [], []

@@ -1,7 +1,13 @@
 """`unverifiable`: nothing to check; the reason is reported."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .common import result
+
+if TYPE_CHECKING:
+    from ..model import Check, CheckResult
+    from .common import Context
 
 NAME = "unverifiable"
 FIELDS = {"reason": ("text", True)}
@@ -9,5 +15,5 @@ MEASURES = False
 HELP = "nothing to check; the reason is reported"
 
 
-def run(ctx, check):
+def run(ctx: Context, check: Check) -> CheckResult:
     return result("unverifiable", "unverifiable", check["reason"])
