@@ -79,6 +79,7 @@ def grade_answer(bank: Bank, problem_id: str, raw: object, *, learner: str | Non
     is resolved (default: the current folder)."""
     from grader.grade.check import CodeTask, Checker
     from grader.grade.plan import CodeCheck, SpecCheck, decide, result, settle
+    from grader.grade.pool import limits_for
     from grader.grade.results import AnswerGrade
     problem = bank.get(problem_id) if isinstance(problem_id, str) else None
     if learner is None and problem is not None and problem.variant is not None:
@@ -95,7 +96,7 @@ def grade_answer(bank: Bank, problem_id: str, raw: object, *, learner: str | Non
     else:
         return result(problem_id, raw, d.problem, d.variant, action, None)
     out = (executor or executor_of(bank)).run([(0, payload)], handler, limits=limits)
-    return result(problem_id, raw, d.problem, d.variant, settle(out[0], limits), None)
+    return result(problem_id, raw, d.problem, d.variant, settle(out[0], limits_for(handler, payload, limits)), None)
 
 
 def validate_answer(bank: Bank, problem_id: str, raw: object) -> Reading:

@@ -21,7 +21,7 @@ from grader.bank.model import Bank
 
 from .executors import Executor, LocalPoolExecutor
 from .plan import Planner, result, settle
-from .pool import AnswerLimits, Failure, maybe_gc_paused
+from .pool import AnswerLimits, Failure, limits_for, maybe_gc_paused
 from .results import AnswerGrade, AnswerResult, Report, Result, SubmissionResult, echo, invalid
 from .submissions import Loaded
 
@@ -55,16 +55,19 @@ def grade_all(bank: Bank, submissions: Iterable[Any], *, executor: Executor, lim
     outcomes = executor.run(list(enumerate(payloads)), planner.checker(), limits=limits,
                             on_result=(lambda k: progress(k, None)) if progress else None)
     t2 = time.perf_counter()
+    checker = planner.checker()
     with maybe_gc_paused(tune_gc):
-        scored = score(bank, plans, outcomes, limits)
+        scored = score(bank, plans, outcomes, lambda task: limits_for(checker, payloads[task], limits))
     t3 = time.perf_counter()
     stats = {"answers": sum(len(sub.answers) for sub in subs), "unique": len(payloads),
              "prepare_s": t1 - t0, "check_s": t2 - t1, "score_s": t3 - t2}
     return Report(tuple(scored), tuple(errors), unreadable, stats)
 
 
-def score(bank: Bank, plans: list[Any], outcomes: dict[Any, Any], limits: AnswerLimits) -> list[SubmissionResult]:
-    """The SubmissionResults: every answer's grade, from its plan and the executor's outcomes."""
+def score(bank: Bank, plans: list[Any], outcomes: dict[Any, Any],
+          limits_of: Callable[[int], AnswerLimits]) -> list[SubmissionResult]:
+    """The SubmissionResults: every answer's grade, from its plan and the executor's outcomes
+    (``limits_of(task)``: the limits a task ran under, named when it went past them)."""
     subs = []
     total = sum(float(p.points) for p in bank.problems)
     settled_of: dict[int, AnswerGrade] = {}     # task id -> AnswerGrade: every copy of an answer shares it
@@ -75,7 +78,7 @@ def score(bank: Bank, plans: list[Any], outcomes: dict[Any, Any], limits: Answer
                 task = settled
                 got = settled_of.get(task)
                 if got is None:
-                    got = settled_of[task] = settle(outcomes.get(task, Failure("error", "no result")), limits)
+                    got = settled_of[task] = settle(outcomes.get(task, Failure("error", "no result")), limits_of(task))
                 settled = got
             results.append(result(ans.problem_id, ans.raw, problem, variant, settled, ans.location))
         answered = {r.id for r in results}
