@@ -58,8 +58,11 @@ def executor_of(bank: Bank) -> ProcessExecutor:
 
 
 def close(bank: Bank) -> None:
-    """Stop the bank's check processes now (they also stop when the bank is collected)."""
-    executor_of(bank).close()
+    """Stop the bank's check processes now (they also stop when the bank is collected); a later
+    call starts new ones."""
+    ex = bank.forget("process-executor")
+    if ex is not None:
+        ex.close()
 
 
 def _handler(bank: Bank, key: tuple[str, str | None], spec: Any, with_latex: bool) -> Any:

@@ -273,3 +273,16 @@ def test_a_claims_time_limit_holds_outside_the_main_thread(tmp_path, monkeypatch
     assert one.verdict == "error" and "time limit of 0.3 s exceeded" in one.evidence
     monkeypatch.undo()
     assert _in_thread(lambda: api.check_claim(subject, "slow", timeout=5)).verdict == "holds"
+
+
+def test_close_stops_the_check_processes_and_a_later_call_starts_new_ones():
+    bank = load_bank()
+    assert grade_answer(bank, "17-08/practice-1", 64).status == "correct"
+    first = api.executor_of(bank)
+    workers = [w.popen for w in first._idle]
+    assert workers and all(p.poll() is None for p in workers)
+    api.close(bank)
+    assert all(p.wait(timeout=10) is not None for p in workers)         # stopped
+    assert grade_answer(bank, "17-08/practice-1", 65).status == "wrong"
+    assert api.executor_of(bank) is not first
+    api.close(bank)

@@ -140,6 +140,11 @@ class Bank:
                 memo[key] = make(*args)
             return memo[key]            # type: ignore[no-any-return]
 
+    def forget(self, key: Any) -> Any:
+        """Drop what was memoized under ``key`` (the next :meth:`memo` makes it again); what it was, or None."""
+        with self.__dict__["_lock"]:
+            return self.__dict__["_memo"].pop(key, None)
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without what was derived from it (and its lock): made again where needed."""
         return {"problems": self.problems, "paths": self.paths, "spec_path": self.spec_path}
