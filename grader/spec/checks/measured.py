@@ -21,7 +21,7 @@ from ..fields import SIZE_ORDER
 
 if TYPE_CHECKING:
     from ..loader import CheckSite
-    from ..model import Check, CheckResult
+    from ..model import Check
     from .common import Context
 
 

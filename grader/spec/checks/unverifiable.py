@@ -1,7 +1,7 @@
 """`unverifiable`: nothing to check; the reason is reported."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .common import result
 
