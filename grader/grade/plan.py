@@ -54,6 +54,16 @@ class Decision(NamedTuple):
     shared: bool = False
 
 
+class Planned(NamedTuple):
+    """One answer of a class, planned: the answer, the problem as its learner sees it, the
+    variant's name, and its grade (settled) or the id of the task that checks it."""
+
+    answer: Any
+    problem: Problem | None
+    variant: str | None
+    grade: AnswerGrade | int
+
+
 def unknown(problem_id: Any, location: Any) -> AnswerGrade:
     at = f" at {location}" if location is not None else ""
     return AnswerGrade(0.0, False, f"unknown problem id {problem_id!r}{at}", None, "unknown")
@@ -162,16 +172,17 @@ class Planner:
         self.payloads: list[Any] = []               # task id -> (spec index, raw answer) or CodeTask
         self.memo: dict[tuple[Any, Any], tuple[Any, ...]] = {}  # (problem id, answer key) -> (problem, variant, grade or task id)
 
-    def plan(self, ans: Any, learner: str) -> tuple[Any, ...]:
-        """(answer, problem as the learner sees it, variant name, AnswerGrade or task id)."""
+    def plan(self, ans: Any, learner: str) -> Planned:
+        """The answer :class:`Planned`: settled, or a task to run."""
         if ans.refused:
             d = decide(self.bank, ans.problem_id, ans.raw, learner=learner, location=ans.location, refused=ans.refused)
-            return (ans, d.problem, d.variant, d.action)
+            assert isinstance(d.action, AnswerGrade)
+            return Planned(ans, d.problem, d.variant, d.action)
         akey = key_of(ans.raw)
         mk = (ans.problem_id, akey)
         hit = self.memo.get(mk)
         if hit is not None:
-            return (ans, *hit)
+            return Planned(ans, *hit)
         d = decide(self.bank, ans.problem_id, ans.raw, learner=learner, location=ans.location, base=self.base)
         action = d.action
         if isinstance(action, SpecCheck):
@@ -182,7 +193,7 @@ class Planner:
             settled = action
         if d.shared:
             self.memo[mk] = (d.problem, d.variant, settled)
-        return (ans, d.problem, d.variant, settled)
+        return Planned(ans, d.problem, d.variant, settled)
 
     def _check(self, check: SpecCheck, raw: Any, akey: tuple[str, Any]) -> int:
         index = self.spec_index.get(check.key)

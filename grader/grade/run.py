@@ -20,7 +20,7 @@ from typing import Any
 from grader.bank.model import Bank
 
 from .executors import Executor, LocalPoolExecutor
-from .plan import Planner, result, settle
+from .plan import Planned, Planner, result, settle
 from .pool import AnswerLimits, Failure, limits_for, maybe_gc_paused
 from .results import AnswerGrade, AnswerResult, Report, Result, SubmissionResult, echo, invalid
 from .submissions import Loaded
@@ -64,7 +64,7 @@ def grade_all(bank: Bank, submissions: Iterable[Any], *, executor: Executor, lim
     return Report(tuple(scored), tuple(errors), unreadable, stats)
 
 
-def score(bank: Bank, plans: list[Any], outcomes: dict[Any, Any],
+def score(bank: Bank, plans: list[tuple[Any, list[Planned]]], outcomes: dict[Any, Any],
           limits_of: Callable[[int], AnswerLimits]) -> list[SubmissionResult]:
     """The SubmissionResults: every answer's grade, from its plan and the executor's outcomes
     (``limits_of(task)``: the limits a task ran under, named when it went past them)."""
