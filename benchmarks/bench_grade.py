@@ -1,5 +1,5 @@
-"""Benchmark `grader grade`: a class of 1,000 learners, and unique symbolic answers against a
-naive SymPy grader, measured in one run.
+"""Benchmark `grader grade`: a class of 1,000 learners, unique symbolic answers against a
+naive SymPy grader, and the one-answer call the service lives on, measured in one run.
 
 1. Class: 1,000 learners answer every problem of the bundled bank, with the duplication real
    classes have (most give one of a few forms of the right answer or a known mistake; a tail
@@ -11,11 +11,17 @@ naive SymPy grader, measured in one run.
    end (reading the YAML file and writing the JSON report included, which the naive loop does
    not do) and grading alone (plan, check, score: like for like with the naive loop).
 
-    .venv/bin/python benchmarks/bench_grade.py [--learners 1000] [--unique 400] [--jobs 2] [--repeat 5]
+    .venv/bin/python benchmarks/bench_grade.py [--learners 1000] [--unique 400] [--jobs 2] [--repeat 5] [--calls 2000]
 
 This machine's speed wanders (a shared VM): the unique answers are timed ``--repeat`` times,
 ours and the naive grader interleaved, and the medians compared; the class's first run (cold,
 as one ``grader grade`` is) is the figure, and every run is printed.
+
+3. One answer at a time: ``grader.api.grade_answer`` on the class's answers (every problem,
+   right and wrong forms, variants with their learner), ``--calls`` calls one after another
+   from one thread, each a full call (policy, a check in the bank's check process, the
+   result); the latency's median and 99th percentile, after the check processes have started
+   (the first call, which starts them, is reported apart).
 
 The naive grader's ``parse_expr`` runs ``eval``: it is the baseline here only, on text this
 script generates itself, never on a learner's answer.
@@ -121,18 +127,38 @@ def naive(pairs, reference="8*n*d**2 + 4*n**2*d"):
 
 def timed_grade(bank, paths, jobs):
     from grader.grade.formats import as_json
-    from grader.grade.pool import Limits
+    from grader.grade.pool import AnswerLimits
     from grader.grade.run import grade
     from grader.grade.submissions import load_submissions
     t = time.perf_counter()
     loaded = load_submissions(paths)
     t_read = time.perf_counter()
-    report = grade(bank, loaded, jobs=jobs, limits=Limits(timeout_s=5.0))
+    report = grade(bank, loaded, jobs=jobs, limits=AnswerLimits(timeout_s=5.0))
     t_grade = time.perf_counter()
     as_json(report)
     t_end = time.perf_counter()
     return report, {"read_s": t_read - t, "grade_s": t_grade - t_read, "write_s": t_end - t_grade,
                     "total_s": t_end - t}
+
+
+def one_answer_latency(bank, subs, calls: int) -> dict:
+    """grade_answer, one call after another: (first call, p50, p99, mean) in milliseconds."""
+    from grader.api import close, grade_answer
+    work = [(pid, raw, s["learner"]) for s in subs for pid, raw in s["answers"].items()]
+    t = time.perf_counter()
+    grade_answer(bank, *work[0][:2], learner=work[0][2])
+    first = time.perf_counter() - t
+    times = []
+    for i in range(calls):
+        pid, raw, learner = work[(i * 7919) % len(work)]        # spread over the class's answers
+        t = time.perf_counter()
+        grade_answer(bank, pid, raw, learner=learner)
+        times.append(time.perf_counter() - t)
+    close(bank)
+    times.sort()
+    return {"first_ms": first * 1e3, "p50_ms": times[len(times) // 2] * 1e3,
+            "p99_ms": times[min(len(times) - 1, int(len(times) * 0.99))] * 1e3,
+            "mean_ms": sum(times) / len(times) * 1e3, "calls": calls}
 
 
 def naive_apart(pairs):
@@ -154,6 +180,7 @@ def main():
     ap.add_argument("--unique", type=int, default=400)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=5, help="runs of each measurement (medians are reported)")
+    ap.add_argument("--calls", type=int, default=2000, help="grade_answer calls timed one by one")
     args = ap.parse_args()
 
     from grader.bank import load_bank
@@ -209,6 +236,11 @@ def main():
     print(f"  same verdicts: {agree}/{len(pairs)} (jobs {args.jobs}), "
           f"{sum(a == b for a, b in zip(got1, verdicts))}/{len(pairs)} (jobs 1); "
           f"undecided: {sum(g is None for g in got)}")
+    one = one_answer_latency(bank, subs, args.calls)
+    print(f"one answer (grader.api.grade_answer, the bank's check processes): {one['calls']} calls one after another: "
+          f"p50 {one['p50_ms']:.2f} ms, p99 {one['p99_ms']:.2f} ms, mean {one['mean_ms']:.2f} ms "
+          f"(the first call, which starts the check processes: {one['first_ms']:.0f} ms)")
+    print(json.dumps({"one_answer_p50_ms": round(one["p50_ms"], 2), "one_answer_p99_ms": round(one["p99_ms"], 2)}))
     print(json.dumps({"class_answers_per_s": round(n / t["total_s"]), "unique_ratio": round(rate / rate_naive, 1),
                       "unique_ratio_grading_alone": round(rate_g / rate_naive, 1)}))
 

@@ -13,7 +13,7 @@ import sys
 import click
 
 from . import __version__
-from .errors import ErrorList, GraderError
+from .errors import GraderError
 
 # name -> (module, attribute, one-line help shown by `grader --help`)
 COMMANDS = {
@@ -24,16 +24,17 @@ COMMANDS = {
 
 
 class LazyGroup(click.Group):
-    def list_commands(self, ctx):
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
-    def get_command(self, ctx, name):
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return None
         module, attr, _ = COMMANDS[name]
-        return getattr(importlib.import_module(module), attr)
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        return command
 
-    def format_commands(self, ctx, formatter):
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
@@ -41,7 +42,7 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="grader")
-def cli():
+def cli() -> None:
     """Check the math claims of transformer course texts against a real
     multi-head attention, and grade learners' answers with the same engine.
 
@@ -53,12 +54,11 @@ def cli():
 
 
 def report_error(err: GraderError) -> None:
-    errors = err.errors if isinstance(err, ErrorList) else [err]
-    for e in errors:
-        click.echo(f"error: {e}", err=True)
+    from .commands import echo_errors
+    echo_errors(err)
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     try:
         rv = cli.main(args=argv, prog_name="grader", standalone_mode=False)
     except GraderError as e:

@@ -28,7 +28,7 @@ class Location:
 class GraderError(Exception):
     """Base of every error the engine raises on purpose."""
 
-    def __init__(self, message: str, location: Location | None = None):
+    def __init__(self, message: str, location: Location | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.location = location
@@ -48,6 +48,20 @@ class SpecError(GraderError):
 class ErrorList(GraderError):
     """Many errors found at once in one or more files; reported together."""
 
-    def __init__(self, errors: list[GraderError]):
+    def __init__(self, errors: list[GraderError]) -> None:
         self.errors = list(errors)
         super().__init__("\n".join(str(e) for e in self.errors))
+
+
+class OptionError(GraderError):
+    """A request the engine cannot carry out as asked, because of one of its options (``option``:
+    its name as the user gave it, e.g. ``--only``): no claim matches, no such device."""
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+def each(err: GraderError) -> list[GraderError]:
+    """The errors ``err`` stands for: its list for an :class:`ErrorList`, else itself."""
+    return list(err.errors) if isinstance(err, ErrorList) else [err]

@@ -128,7 +128,7 @@ def test_figures_are_written_as_png_and_svg(tmp_path):
 def test_a_checks_budget_extends_its_claims_time_limit(tmp_path):
     """The measuring process is given max(the claim's limit, the check's budget)."""
     from grader.spec.load import load_subject
-    from grader.spec.measurer import Outcome
+    from grader.spec.measurer import Measurements as Outcome
     from grader.spec.run import run_subject
 
     class Recorder:

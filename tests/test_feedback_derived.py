@@ -290,7 +290,7 @@ def test_unknown_measure_is_refused():
 
 
 def test_variants_follow_the_learners_draw():
-    from grader.grade.variants import draws, _variant
+    from grader.bank.variants import draws, _variant
     p = BANK.get("17-08/variant.params")
     options = draws(p, BANK.subject)
     for i, (combo, reference) in enumerate(options):

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from grader.cli import cli
 from grader.grade import check
-from grader.grade.pool import Limits
+from grader.grade.pool import AnswerLimits as Limits
 from grader.grade.run import grade as run_grade
 from grader.grade.submissions import load_submissions
 
@@ -107,15 +107,15 @@ def test_yaml_bomb_and_duplicate_keys_reported_with_file_line(graded):
 
 
 def test_an_answer_past_the_time_limit_is_too_complex_and_the_batch_goes_on(tmp_path, monkeypatch):
-    real = check.check_one
+    real = check.Checker.check
 
-    def slow(payload):
+    def slow(self, payload):
         if payload[1] == "65":
             while True:
                 pass
-        return real(payload)
+        return real(self, payload)
 
-    monkeypatch.setattr(check, "check_one", slow)    # inherited by the forked workers
+    monkeypatch.setattr(check.Checker, "check", slow)    # inherited by the forked workers
     f = tmp_path / "a.yaml"
     f.write_text("submissions:\n"
                  "  - {learner: a, answers: {17-08/practice-1: '65', 17-08/practice-4.count: 256}}\n"

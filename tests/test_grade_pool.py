@@ -4,7 +4,7 @@ import os
 import signal
 import time
 
-from grader.grade.pool import Failure, Limits, run_tasks
+from grader.grade.pool import AnswerLimits as Limits, Failure, run_tasks
 
 
 class _Bomb:

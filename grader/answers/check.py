@@ -20,6 +20,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from grader.errors import SpecError
+from grader.values import to_fraction
 
 from . import feedback as fb
 from .choices import read_choice
@@ -95,7 +96,7 @@ def _reading_of_reference(x) -> Reading:
     if isinstance(x, Fraction):
         return Reading(x, None, None, "")
     if hasattr(x, "p") and hasattr(x, "q"):          # a SymPy Rational/Integer
-        return Reading(Fraction(int(x.p), int(x.q)), None, None, "")
+        return Reading(to_fraction(x), None, None, "")
     if isinstance(x, float):
         x = repr(x)
     elif getattr(x, "is_Float", False):                # a SymPy Float: its decimal text

@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
+from grader.values import to_fraction
+
 from .numbers import format_value
 from .shapes import format_shape
 
@@ -113,7 +115,7 @@ def poly_of(expr) -> tuple | None:
                 return None
             powers[base.name] = powers.get(base.name, 0) + int(e)
         key = tuple(sorted((n, e) for n, e in powers.items() if e))
-        out[key] = out.get(key, 0) + Fraction(int(coef.p), int(coef.q))
+        out[key] = out.get(key, 0) + to_fraction(coef)
     return _canon(out)
 
 

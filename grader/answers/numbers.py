@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
+from grader.values import to_fraction
+
 from .guard import MAX_EXPONENT, MAX_INT_DIGITS, shorten
 from .model import Unreadable
 
@@ -206,10 +208,8 @@ def exact_number(expr) -> Fraction | None:
     None for anything that is not a finite real number."""
     if getattr(expr, "free_symbols", None):
         return None
-    if getattr(expr, "is_Rational", False):
-        return Fraction(int(expr.p), int(expr.q))
-    if getattr(expr, "is_Integer", False):
-        return Fraction(int(expr))
+    if getattr(expr, "is_Rational", False) or getattr(expr, "is_Integer", False):
+        return to_fraction(expr)
     if not getattr(expr, "is_number", False) or expr.is_real is False or expr.is_finite is False:
         return None
     try:

@@ -21,13 +21,14 @@ is a failing check, never a silently wrong grade.
 
 A problem with ``variant: {seed_from: learner, choose: {d: [...], h: [...]}}`` draws
 its numbers from the learner id; its reference for each draw follows from its
-``derive`` formula (see :mod:`grader.grade.variants`).
+``derive`` formula (see :mod:`grader.bank.variants`).
 
 Nothing here evaluates text: expressions go through :func:`grader.expr.parse`.
 """
-from .load import KINDS, bank_files, load_bank
-from .model import Bank, Derive, Measure, Mistake, Problem, Variant, Verification, as_fraction, with_reference
+from .load import bank_files, load_bank
+from .model import KINDS
+from .model import Bank, BankMistake, Derive, Measure, Problem, Variant, Verification, as_fraction, with_reference
 from .verify import verify_reference
 
-__all__ = ["KINDS", "Bank", "Derive", "Measure", "Mistake", "Problem", "Variant", "Verification",
+__all__ = ["KINDS", "Bank", "BankMistake", "Derive", "Measure", "Problem", "Variant", "Verification",
            "as_fraction", "bank_files", "load_bank", "verify_reference", "with_reference"]

@@ -5,10 +5,14 @@ import difflib
 import re
 from pathlib import Path
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 from grader import yamlio
 from grader.errors import ErrorList, GraderError, InputError, Location, SpecError
+from grader.yamlio import YDict, YList
 
-from .model import KINDS, Bank, Derive, Measure, Mistake, Problem, Variant, frozen, plain
+from .model import KINDS, Bank, BankMistake, Derive, Measure, Problem, Variant, frozen, plain
 
 FILE_KEYS = {"subject", "problems"}
 PROBLEM_KEYS = {
@@ -30,7 +34,7 @@ RELATIONS = (">", "<", ">=", "<=")
 SKIP_DIRS = {"code", "__pycache__"}
 
 
-def bank_files(path) -> list[Path]:
+def bank_files(path: str | Path) -> list[Path]:
     """The bank's YAML files under ``path`` (a file or a folder; ``code/`` folders are the code
     exercises' own and are skipped)."""
     p = Path(path)
@@ -50,7 +54,7 @@ def bank_files(path) -> list[Path]:
     return files
 
 
-def load_bank(path=None, *, spec=None) -> Bank:
+def load_bank(path: str | Path | None = None, *, spec: str | Path | None = None) -> Bank:
     """Read every bank file under ``path`` (None: the bundled ``exercises/``); raises one
     :class:`ErrorList` with every problem found, each at file:line:column."""
     if path is None:
@@ -71,25 +75,25 @@ def load_bank(path=None, *, spec=None) -> Bank:
                 errors.append(SpecError(f"duplicate problem id {problem.id!r} (first at {seen[problem.id]})",
                                         problem.location))
                 continue
-            seen[problem.id] = problem.location
+            seen[problem.id] = problem.location or Location(str(f))
             problems.append(problem)
     if errors:
         raise ErrorList(errors)
     return Bank(tuple(problems), tuple(str(f) for f in files), None if spec is None else str(spec))
 
 
-def _problems_of(doc, file: Path, errors: list) -> list[Problem]:
+def _problems_of(doc: Any, file: Path, errors: list[GraderError]) -> list[Problem]:
     where = Location(str(file), 1, 1)
-    if not isinstance(doc, dict):
+    if not isinstance(doc, YDict):
         errors.append(SpecError("expected a mapping with 'subject' and 'problems'", where))
         return []
     errors.extend(unknown_keys(doc, FILE_KEYS, "a bank file"))
     subject = str(doc.get("subject", ""))
     items = doc.get("problems")
-    if not isinstance(items, list):
+    if not isinstance(items, YList):
         errors.append(SpecError("'problems' must be a list of problems", doc.loc_of("problems")))
         return []
-    out = []
+    out: list[Problem] = []
     for i, item in enumerate(items):
         loc = items.loc_of(i)
         try:
@@ -99,11 +103,11 @@ def _problems_of(doc, file: Path, errors: list) -> list[Problem]:
     return out
 
 
-def unknown_keys(mapping, known, what: str) -> list[SpecError]:
+def unknown_keys(mapping: Any, known: Iterable[str], what: str) -> list[SpecError]:
     """An error for each key of ``mapping`` not in ``known``, at its file:line:column, with the
     known keys and the closest one ("did you mean ...?")."""
-    out = []
-    if not isinstance(mapping, dict):
+    out: list[SpecError] = []
+    if not isinstance(mapping, YDict):
         return out
     for key in mapping:
         if key in known:
@@ -115,10 +119,10 @@ def unknown_keys(mapping, known, what: str) -> list[SpecError]:
     return out
 
 
-def _nested_keys(item, kind) -> list[SpecError]:
+def _nested_keys(item: Any, kind: Any) -> list[SpecError]:
     """Unknown keys in the problem's own mappings: source, feedback, derive, measure, variant,
     each mistake and each partial-credit entry."""
-    errs = []
+    errs: list[SpecError] = []
     for key, known in (("source", SOURCE_KEYS), ("feedback", FEEDBACK_KEYS), ("measure", MEASURE_KEYS),
                        ("variant", VARIANT_KEYS),
                        ("derive", RELATION_DERIVE_KEYS if kind == "relation" else DERIVE_KEYS)):
@@ -130,13 +134,13 @@ def _nested_keys(item, kind) -> list[SpecError]:
     return errs
 
 
-def _problem(item, loc: Location, subject: str, file: Path) -> Problem:
+def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
     errs: list[GraderError] = []
 
-    def err(msg, key=None):
-        errs.append(SpecError(msg, item.loc_of(key) if key is not None and isinstance(item, dict) else loc))
+    def err(msg: str, key: str | None = None) -> None:
+        errs.append(SpecError(msg, item.loc_of(key) if key is not None and isinstance(item, YDict) else loc))
 
-    if not isinstance(item, dict):
+    if not isinstance(item, YDict):
         raise ErrorList([SpecError("a problem must be a mapping (id, prompt, kind, points, reference, ...)", loc)])
     errs += unknown_keys(item, PROBLEM_KEYS, "a problem")
     errs += _nested_keys(item, item.get("kind"))
@@ -144,10 +148,10 @@ def _problem(item, loc: Location, subject: str, file: Path) -> Problem:
     if not isinstance(pid, str) or not ID.match(pid):
         err("'id' must look like SUBJECT/NAME, e.g. 17-08/example-1.d_k", "id")
         pid = str(pid)
-    kind = item.get("kind")
+    kind: Any = item.get("kind")
     if kind not in KINDS:
         err(f"'kind' must be one of {', '.join(KINDS)}", "kind")
-    prompt = item.get("prompt")
+    prompt: Any = item.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         err("'prompt' must be the question's text", "prompt")
     points = item.get("points", 1)
@@ -157,7 +161,7 @@ def _problem(item, loc: Location, subject: str, file: Path) -> Problem:
     if "reference" not in item and kind != "code":
         err("missing 'reference' (the verified right answer)")
     reference = plain(item.get("reference"))
-    choices = ()
+    choices: tuple[tuple[str, str], ...] = ()
     if kind == "choice":
         raw = item.get("choices")
         if not isinstance(raw, dict) or not raw:
@@ -176,7 +180,7 @@ def _problem(item, loc: Location, subject: str, file: Path) -> Problem:
     if variant is not None and derive is None:
         err("a problem with a 'variant' needs a 'derive' formula for its reference", "variant")
     mistakes = _mistakes(item, err)
-    partial = ()
+    partial: tuple[tuple[float, Any], ...] = ()
     if "partial" in item:
         raw = item["partial"]
         if not isinstance(raw, list) or not all(isinstance(x, dict) and "answer" in x and "credit" in x for x in raw):
@@ -202,7 +206,10 @@ def _problem(item, loc: Location, subject: str, file: Path) -> Problem:
     )
 
 
-def _at(raw, err, key):
+Err = Callable[..., None]
+
+
+def _at(raw: Any, err: Err, key: str) -> Any:
     if raw is None:
         return frozen()
     if not isinstance(raw, dict) or not all(isinstance(k, str) for k in raw):
@@ -211,7 +218,7 @@ def _at(raw, err, key):
     return frozen(plain(raw))
 
 
-def _derive(item, kind, err) -> Derive | None:
+def _derive(item: Any, kind: Any, err: Err) -> Derive | None:
     raw = item.get("derive")
     if raw is None:
         return None
@@ -234,7 +241,7 @@ def _derive(item, kind, err) -> Derive | None:
     return Derive(formula, at)
 
 
-def _measure(item, err) -> Measure | None:
+def _measure(item: Any, err: Err) -> Measure | None:
     raw = item.get("measure")
     if raw is None:
         return None
@@ -254,7 +261,7 @@ def _measure(item, err) -> Measure | None:
     return Measure(raw["quantity"], _at(at, err, "measure"), (), axis)
 
 
-def _variant(item, err) -> Variant | None:
+def _variant(item: Any, err: Err) -> Variant | None:
     raw = item.get("variant")
     if raw is None:
         return None
@@ -270,18 +277,19 @@ def _variant(item, err) -> Variant | None:
     return Variant(seed_from, tuple((str(k), tuple(v)) for k, v in choose.items()))
 
 
-def _mistakes(item, err) -> tuple:
+def _mistakes(item: Any, err: Err) -> tuple[BankMistake, ...]:
     raw = item.get("mistakes", [])
     if not isinstance(raw, list):
         err("'mistakes' must be a list of {answer or formula, feedback}", "mistakes")
         return ()
+    positioned: Any = raw           # a YList when it has entries (the default [] has none)
     out = []
     for i, m in enumerate(raw):
         if not isinstance(m, dict) or not isinstance(m.get("feedback"), str) or ("answer" in m) == ("formula" in m):
             err("each mistake needs 'feedback' and exactly one of 'answer' or 'formula'", "mistakes")
             continue
-        out.append(Mistake(m["feedback"], plain(m.get("answer")), m.get("formula"),
-                           frozen(plain(m.get("at") or {})), raw.loc_of(i)))
+        out.append(BankMistake(m["feedback"], plain(m.get("answer")), m.get("formula"),
+                           frozen(plain(m.get("at") or {})), positioned.loc_of(i)))
     return tuple(out)
 
 

@@ -1,28 +1,25 @@
-"""The bank's value objects: Problem, Bank, Verification (frozen dataclasses)."""
+"""The bank's value objects: Problem, Bank, Verification (frozen dataclasses).
+
+A :class:`Bank` also holds what is derived from it (its spec subject, the variants of its
+problems, the grader's prepared answer specs): :meth:`Bank.memo`, a thread-safe cache that
+lives and dies with the bank, so a reloaded bank never sees what was derived from another.
+"""
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 from grader.errors import Location
+from grader.values import frozen_map, plain, to_fraction
 
 KINDS = ("number", "quantity", "expression", "shape", "relation", "choice", "free_text", "code")
+T = TypeVar("T")
 
-
-def frozen(d=None) -> Mapping:
-    """A read-only plain mapping (for fields of frozen dataclasses)."""
-    return MappingProxyType(dict(d or {}))
-
-
-def plain(value):
-    """YDict/YList (and nested) as plain dict/list: what crosses process boundaries."""
-    if isinstance(value, dict):
-        return {plain(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
+frozen = frozen_map     # the bank's name for it (grader.values.frozen_map)
+__all__ = ["KINDS", "Bank", "Derive", "Measure", "BankMistake", "Problem", "Variant", "Verification",
+           "as_fraction", "frozen", "plain", "with_reference"]
 
 
 @dataclass(frozen=True)
@@ -31,7 +28,7 @@ class Derive:
     relation, ``lhs op rhs``) evaluated ``at`` the given sizes."""
 
     formula: Any                # str, or tuple[str, ...] for a shape
-    at: Mapping = field(default_factory=frozen)
+    at: Mapping[str, Any] = field(default_factory=frozen)
     op: str | None = None       # relation kind: ">" etc., with formula = (lhs, rhs)
 
 
@@ -42,8 +39,8 @@ class Measure:
     measured shape."""
 
     quantity: str
-    at: Mapping = field(default_factory=frozen)
-    points: tuple = ()          # (Mapping, ...): a formula is checked at each
+    at: Mapping[str, Any] = field(default_factory=frozen)
+    points: tuple[Mapping[str, Any], ...] = ()  # a formula is checked at each
     axis: int | None = None
 
 
@@ -52,17 +49,19 @@ class Variant:
     """``variant``: numbers drawn per learner from ``choose`` (name -> candidate values)."""
 
     seed_from: str
-    choose: tuple               # ((name, (value, ...)), ...)
+    choose: tuple[tuple[str, tuple[int, ...]], ...]     # ((name, (value, ...)), ...)
 
 
 @dataclass(frozen=True)
-class Mistake:
-    """A known wrong answer and what to say about it: a literal ``answer`` or a spec ``formula``."""
+class BankMistake:
+    """A known wrong answer as a bank file writes it, and what to say about it: a literal
+    ``answer`` or a spec ``formula`` (evaluated at the problem's sizes when the grader prepares
+    the problem into :class:`grader.answers.Mistake` objects)."""
 
     feedback: str
     answer: Any = None
     formula: str | None = None
-    at: Mapping = field(default_factory=frozen)
+    at: Mapping[str, Any] = field(default_factory=frozen)
     location: Location | None = None
 
 
@@ -81,18 +80,18 @@ class Problem:
     tolerance: Any = None       # relative tolerance as a number, or "1e-3 abs"/"0.1%": read by grader.answers
     sig_figs: int | None = None
     unit: str | None = None
-    choices: tuple = ()         # ((letter, text), ...)
-    feedback: Mapping = field(default_factory=frozen)   # correct/wrong/... -> text, written by the author
-    mistakes: tuple = ()        # (Mistake, ...)
+    choices: tuple[tuple[str, str], ...] = ()     # ((letter, text), ...)
+    feedback: Mapping[str, Any] = field(default_factory=frozen)   # correct/wrong/... -> text, by the author
+    mistakes: tuple[BankMistake, ...] = ()
     derive: Derive | None = None
     measure: Measure | None = None
     variant: Variant | None = None
-    partial: tuple = ()         # ((fraction_of_points, answer), ...) for partial credit
+    partial: tuple[tuple[float, Any], ...] = ()   # ((fraction_of_points, answer), ...) for partial credit
     note: str = ""
     solution: str | None = None  # code kind: reference solution (relative to the bank file)
     tests: str | None = None     # code kind: the tests (relative to the bank file)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self.id)
 
     @property
@@ -105,37 +104,67 @@ class Problem:
 class Bank:
     """All problems of the loaded bank files, in file order."""
 
-    problems: tuple
-    paths: tuple = ()
+    problems: tuple[Problem, ...]
+    paths: tuple[str, ...] = ()
     spec_path: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "_by_id", {p.id: p for p in self.problems})
+        object.__setattr__(self, "_lock", threading.RLock())
+        object.__setattr__(self, "_memo", {})
 
     def get(self, problem_id: str) -> Problem | None:
-        return self._by_id.get(problem_id)
+        by_id: dict[str, Problem] = self.__dict__["_by_id"]
+        return by_id.get(problem_id)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Problem]:
         return iter(self.problems)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.problems)
 
-    def __contains__(self, problem_id):
-        return problem_id in self._by_id
+    def __contains__(self, problem_id: object) -> bool:
+        return problem_id in self.__dict__["_by_id"]
+
+    def memo(self, key: Any, make: Callable[..., T], *args: Any) -> T:
+        """What ``make(*args)`` gives, made once per bank and key (thread-safe; ``make`` runs
+        with the bank's lock held, so it must not wait for another thread that memoizes on this
+        bank). What it makes lives and dies with this bank."""
+        memo: dict[Any, Any] = self.__dict__["_memo"]
+        try:
+            return memo[key]            # type: ignore[no-any-return]
+        except KeyError:
+            pass
+        with self.__dict__["_lock"]:
+            if key not in memo:
+                memo[key] = make(*args)
+            return memo[key]            # type: ignore[no-any-return]
+
+    def forget(self, key: Any) -> Any:
+        """Drop what was memoized under ``key`` (the next :meth:`memo` makes it again); what it was, or None."""
+        with self.__dict__["_lock"]:
+            return self.__dict__["_memo"].pop(key, None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without what was derived from it (and its lock): made again where needed."""
+        return {"problems": self.problems, "paths": self.paths, "spec_path": self.spec_path}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            object.__setattr__(self, k, v)
+        self.__post_init__()
 
     @property
-    def subject(self):
+    def subject(self) -> Any:
         """The spec subject the references are derived from (loaded once, on first use; a spec
         that cannot be loaded raises the same error each time, without loading it again)."""
-        got = self.__dict__.get("_subject")
-        if got is None:
+        def load() -> tuple[Any, Exception | None]:
             from grader.spec import load_subject
             try:
-                got = (load_subject(self.spec_path), None)
+                return (load_subject(self.spec_path), None)
             except Exception as e:
-                got = (None, e)
-            object.__setattr__(self, "_subject", got)
+                return (None, e)
+        got = self.memo("subject", load)
         if got[1] is not None:
             raise got[1]
         return got[0]
@@ -154,24 +183,12 @@ class Verification:
 
 
 
-def with_reference(problem: Problem, reference, prompt: str | None = None) -> Problem:
+def with_reference(problem: Problem, reference: Any, prompt: str | None = None) -> Problem:
     """The same problem with another reference (a variant's)."""
     return replace(problem, reference=reference, prompt=prompt if prompt is not None else problem.prompt)
 
 
-def as_fraction(x) -> Fraction:
-    """An exact number from an int, a numeric string ("1048576", "1/2", "1e3"), or a SymPy number."""
-    if isinstance(x, bool):
-        raise ValueError("not a number")
-    if isinstance(x, (int, Fraction)):
-        return Fraction(x)
-    if isinstance(x, float):
-        return Fraction(x)
-    p, q = getattr(x, "p", None), getattr(x, "q", None)
-    if isinstance(p, int) and isinstance(q, int):
-        return Fraction(p, q)
-    if getattr(x, "is_Float", False):
-        return Fraction(str(x))
-    if isinstance(x, str):
-        return Fraction(x.replace(",", "").replace("_", "").strip())
-    raise ValueError(f"not a number: {x!r}")
+def as_fraction(x: Any) -> Fraction:
+    """An exact number from an int, a numeric string ("1048576", "1/2", "1e3"), or a SymPy number
+    (:func:`grader.values.to_fraction`)."""
+    return to_fraction(x)

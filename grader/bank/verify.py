@@ -13,6 +13,8 @@ expected and what was found; nothing raises for a wrong reference.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from grader.errors import GraderError
 
@@ -67,8 +69,8 @@ def _verify(problem: Problem, bank: Bank, expected: str) -> Verification:
         if fail:
             fails.append(fail)
     if problem.variant is not None and not fails:
-        from grader.grade.variants import draws
-        n = len(draws(problem, subject))
+        from .variants import draws
+        n = len(draws(problem, bank))
         found.append(f"{n} variants")
         if n == 0:
             fails.append("no variant has a well-defined reference (an integer where the reference is one)")
@@ -77,13 +79,14 @@ def _verify(problem: Problem, bank: Bank, expected: str) -> Verification:
     return Verification(True, expected, "; ".join(found), "reference verified")
 
 
-def measured(problem: Problem, subject) -> tuple[str, str | None]:
+def measured(problem: Problem, subject: Any) -> tuple[str, str | None]:
     """Measure on the real mha: (what was found, why it disagrees or None)."""
     # the submodule's function: importing grader.spec.measure rebinds the package's name `measure`
     from grader.spec.measure import measure
     m = problem.measure
+    assert m is not None
 
-    def one(at):
+    def one(at: Mapping[str, Any]) -> Any:
         value = measure(m.quantity, dict(at))
         return value[m.axis] if m.axis is not None else value
 
@@ -107,12 +110,13 @@ def measured(problem: Problem, subject) -> tuple[str, str | None]:
 
 def formula_text(problem: Problem) -> str:
     d = problem.derive
+    assert d is not None
     f = f"{d.formula[0]} {d.op} {d.formula[1]}" if d.op else (", ".join(d.formula) if isinstance(d.formula, tuple) else d.formula)
     at = ", ".join(f"{k}={v}" for k, v in d.at.items())
     return f"{f} at {at}" if at else f
 
 
-def symbolic(subject, formula: str):
+def symbolic(subject: Any, formula: str) -> Any:
     """A spec formula by name, or an expression in the spec's symbols, as SymPy."""
     formulas = getattr(subject, "formulas", {}) or {}
     if formula in formulas:
@@ -121,17 +125,18 @@ def symbolic(subject, formula: str):
     return parse(formula, subject.table).expr
 
 
-def derived(problem: Problem, subject, at=None):
+def derived(problem: Problem, subject: Any, at: Mapping[str, Any] | None = None) -> Any:
     """What the spec gives for ``problem.derive`` (``at`` overrides its sizes, for variants)."""
     from grader.spec import evaluate
     d = problem.derive
+    assert d is not None
     values = dict(d.at)
     values.update(at or {})
     if problem.kind == "relation":
         import sympy
         lhs, rhs = (symbolic(subject, f) for f in d.formula)
         return {">": sympy.StrictGreaterThan, "<": sympy.StrictLessThan,
-                ">=": sympy.GreaterThan, "<=": sympy.LessThan}[d.op](lhs, rhs)
+                ">=": sympy.GreaterThan, "<=": sympy.LessThan}[str(d.op)](lhs, rhs)
     if isinstance(d.formula, tuple):
         return tuple(int(as_fraction(evaluate(subject, f, values))) for f in d.formula)
     if not values:
@@ -139,12 +144,12 @@ def derived(problem: Problem, subject, at=None):
     return evaluate(subject, d.formula, values)
 
 
-def reference_expr(problem: Problem, reference, subject):
+def reference_expr(problem: Problem, reference: Any, subject: Any) -> Any:
     from grader.expr import parse
     return parse(str(reference), subject.table, relations=problem.kind == "relation").expr
 
 
-def same(problem: Problem, reference, value, subject) -> bool:
+def same(problem: Problem, reference: Any, value: Any, subject: Any) -> bool:
     """Whether the bank's ``reference`` is what the spec/mha gave (``value``)."""
     kind = problem.kind
     if kind == "shape":
@@ -161,7 +166,7 @@ def same(problem: Problem, reference, value, subject) -> bool:
     raise ValueError(f"kind {kind!r} has nothing to derive")
 
 
-def same_relation(a, b) -> bool:
+def same_relation(a: Any, b: Any) -> bool:
     """``f > 0`` and ``g > 0`` describe the same region when f/g is positive under the symbols'
     assumptions (f and g then have one sign everywhere); strictness must agree too."""
     import sympy
@@ -172,7 +177,7 @@ def same_relation(a, b) -> bool:
     return bool(sympy.factor(sympy.cancel(fa / fb)).is_positive)
 
 
-def _oriented(rel):
+def _oriented(rel: Any) -> tuple[Any, bool | None]:
     import sympy
     if isinstance(rel, sympy.StrictGreaterThan):
         return rel.lhs - rel.rhs, True
@@ -185,7 +190,7 @@ def _oriented(rel):
     return None, None
 
 
-def as_shape(value) -> tuple:
+def as_shape(value: Any) -> tuple[int, ...]:
     """A shape from a list/tuple of integers or text like "(128, 64)" / "128x64"."""
     if isinstance(value, (list, tuple)):
         return tuple(int(v) for v in value)
@@ -195,7 +200,7 @@ def as_shape(value) -> tuple:
     return tuple(int(x) for x in re.split(r"\s*[,x×]\s*", m.group(1)))
 
 
-def describe(value, kind: str) -> str:
+def describe(value: Any, kind: str) -> str:
     if kind == "shape" and isinstance(value, (list, tuple)):
         return "(" + ", ".join(str(v) for v in value) + ")"
     if kind in ("number", "quantity"):

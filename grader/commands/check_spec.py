@@ -5,10 +5,11 @@ import math
 import shutil
 import sys
 
+from typing import Any
+
 import click
 
-DEFAULT_TIMEOUT = 60.0      # grader.spec.run.DEFAULT_TIMEOUT (not imported: it would load the engine)
-MAX_TIMEOUT = 1e6           # grader.spec.run.MAX_TIMEOUT
+from grader.spec.limits import DEFAULT_TIMEOUT, MAX_TIMEOUT   # a light module: no engine loaded
 
 
 class Seconds(click.FloatRange):
@@ -16,10 +17,10 @@ class Seconds(click.FloatRange):
 
     name = "seconds"
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(min=0, min_open=True, max=MAX_TIMEOUT)
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         seconds = super().convert(value, param, ctx)
         if not math.isfinite(seconds):
             self.fail(f"{value!r} is not a number of seconds (a number > 0 and at most {MAX_TIMEOUT:g})", param, ctx)
@@ -47,7 +48,8 @@ class Seconds(click.FloatRange):
                    "'skipped'. Without it, trained results are cached (GRADER_CACHE_DIR, else ~/.cache/grader).")
 @click.option("--figures", "figures", metavar="DIR", type=click.Path(file_okay=False), default=None,
               help="Write each trained head's average attention map, per seed, as PNG and SVG files in DIR.")
-def check_spec(paths, fmt, output, device, only, timeout, verbose, no_train, figures):
+def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str, only: str | None, timeout: float,
+               verbose: bool, no_train: bool, figures: str | None) -> None:
     """Check every claim of the spec(s) at PATHS (files or folders; none: the bundled subject 17-08).
 
     Exit status: 0 when every verdict is what the spec expects, 1 when one is not (or a check
@@ -64,38 +66,13 @@ def check_spec(paths, fmt, output, device, only, timeout, verbose, no_train, fig
         why = cannot_plot(figures)
         if why:
             raise click.BadParameter(f"{figures}: {why}; nothing was checked", param_hint="--figures")
-    from grader.spec.files import may_measure
-    from grader.spec.measurer import Measurer
+    from grader.errors import OptionError
+    from grader.spec.run import check_paths
 
-    # The measuring process (torch) starts now, before even the YAML reader is imported, so that
-    # its import overlaps the loading of the spec and the symbolic checks; with --only, once the
-    # selection is known to need it.
-    measurer = None
-    if device == "cuda" or (only is None and may_measure(list(paths) or None)):
-        measurer = Measurer().start()
     try:
-        from grader.spec.load import load_subjects
-        from grader.spec.run import needs_measurement, run_subjects, select
-
-        if device == "cuda":
-            info = measurer.ready()
-            if not info.get("cuda"):
-                why = info.get("fatal") or "CUDA is not available on this machine"
-                raise click.BadParameter(why, param_hint="--device")
-        subjects = load_subjects(list(paths) or None)
-        claims = [c for s in subjects for c in select(s, only)]
-        if only and not claims:
-            raise click.BadParameter(f"no claim id matches {only!r}", param_hint="--only")
-        if measurer is None and needs_measurement(claims):
-            measurer = Measurer().start()
-        elif measurer is not None and device != "cuda" and not needs_measurement(claims):
-            measurer.close()
-            measurer = None
-        results = run_subjects(subjects, only=only, device=device, timeout=timeout, measurer=measurer,
-                               train=not no_train)
-    finally:
-        if measurer is not None:
-            measurer.close()
+        results = check_paths(paths, only=only, device=device, timeout=timeout, train=not no_train)
+    except OptionError as e:
+        raise click.BadParameter(e.message, param_hint=e.option) from None
     from grader.spec.report import render
 
     terminal = output is None and fmt == "text" and sys.stdout.isatty()

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import sys
 
+from typing import Any
+
 import click
 
 
@@ -18,21 +20,22 @@ import click
 @click.option("--verify", is_flag=True,
               help="Also verify every reference against the spec and the real mha (imports torch), "
                    "and exit 1 if one is wrong.")
-def exercises(exercises, fmt, learner, verify):
+def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool) -> None:
     """List the problems of the exercise bank: id, kind, points and prompt.
 
     A variant problem draws its numbers per learner ("d_model = {d}, h = {h}"); with
     --learner ID its prompt is shown with that learner's numbers.
     """
     from grader.bank import load_bank, verify_reference
-    from grader.errors import ErrorList, GraderError
+    from grader.errors import GraderError
+
+    from . import echo_errors
 
     ctx = click.get_current_context()
     try:
         bank = load_bank(exercises)
     except GraderError as e:
-        for err in e.errors if isinstance(e, ErrorList) else [e]:
-            click.echo(f"error: {err}", err=True)
+        echo_errors(e)
         ctx.exit(2)
     if learner is not None and not learner.strip():
         raise click.BadParameter("a learner id is needed", param_hint="--learner")
@@ -63,16 +66,16 @@ def exercises(exercises, fmt, learner, verify):
     ctx.exit(1 if verify and not all(v.ok for v in checks.values()) else 0)
 
 
-def _as_seen(problem, learner: str, bank) -> tuple:
+def _as_seen(problem: Any, learner: str, bank: Any) -> tuple[str, Any]:
     """(prompt with the learner's numbers, {name: value} drawn), as `grader grade` draws them;
     a variant that cannot be derived gives the template and why."""
-    from grader.grade.variants import drawn_values, for_learner
+    from grader.bank.variants import drawn_values, for_learner
     try:
-        seen, _ = for_learner(problem, learner, bank.subject)
-        return seen.prompt, drawn_values(problem, learner, bank.subject)
+        seen, _ = for_learner(problem, learner, bank)
+        return seen.prompt, drawn_values(problem, learner, bank)
     except Exception as e:  # the bank's fault, shown, not raised: the other problems still list
         return problem.prompt, f"the variant cannot be derived: {e}"
 
 
-def _name(drawn: dict) -> str:
+def _name(drawn: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in drawn.items())

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import sys
 
+from typing import Any
+
 import click
 
 PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets no progress bar
@@ -23,7 +25,8 @@ PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets n
               help="Worker processes that check answers (each with memory and CPU limits).")
 @click.option("--timeout", type=click.FloatRange(0.1, 60.0), default=2.0, show_default=True,
               help="Seconds one answer may take; past it the answer gets 0 as too complex to grade.")
-def grade(answers, exercises, fmt, output, jobs, timeout):
+def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str | None, jobs: int,
+          timeout: float) -> None:
     """Grade the answer files ANSWERS (YAML or JSON files, or folders of them).
 
     \b
@@ -42,10 +45,12 @@ def grade(answers, exercises, fmt, output, jobs, timeout):
     from grader.bank import load_bank
     from grader.errors import GraderError
     from grader.grade.formats import render
-    from grader.grade.pool import Limits
+    from grader.grade.pool import AnswerLimits
     from grader.grade.run import grade as run_grade
     from grader.grade.submissions import load_submissions
     from grader.output import cannot_write
+
+    from . import echo_errors
 
     ctx = click.get_current_context()
     why = cannot_write(output) if output else None
@@ -56,7 +61,7 @@ def grade(answers, exercises, fmt, output, jobs, timeout):
         bank = load_bank(exercises)
         loaded = load_submissions(answers)
     except GraderError as e:
-        _errors(e)
+        echo_errors(e)
         ctx.exit(2)
     if not loaded.submissions and not loaded.errors:
         click.echo("error: no answer files (*.yaml, *.yml, *.json) found", err=True)
@@ -66,7 +71,7 @@ def grade(answers, exercises, fmt, output, jobs, timeout):
                                f"got {len(loaded.submissions)} submissions")
     progress = _progress_bar() if sys.stderr.isatty() else None
     try:
-        report = run_grade(bank, loaded, jobs=jobs, limits=Limits(timeout_s=timeout), progress=progress)
+        report = run_grade(bank, loaded, jobs=jobs, limits=AnswerLimits(timeout_s=timeout), progress=progress)
     finally:
         if progress:
             progress.close()
@@ -79,25 +84,18 @@ def grade(answers, exercises, fmt, output, jobs, timeout):
     else:
         click.echo(text, nl=False)
     if fmt != "text":
-        for e in report.errors:
-            click.echo(f"error: {e}", err=True)
+        echo_errors(report.errors)
     ctx.exit(2 if report.unreadable else 0)
-
-
-def _errors(err) -> None:
-    from grader.errors import ErrorList
-    for e in err.errors if isinstance(err, ErrorList) else [err]:
-        click.echo(f"error: {e}", err=True)
 
 
 class _progress_bar:
     """A rich progress bar on stderr, shown only once a batch turns out to be long."""
 
-    def __init__(self):
-        self.bar = None
-        self.task = None
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.task: Any = None
 
-    def __call__(self, advance, total):
+    def __call__(self, advance: int, total: int | None) -> None:
         if total is not None:
             if total >= PROGRESS_FROM:
                 from rich.console import Console
@@ -109,6 +107,6 @@ class _progress_bar:
         if self.bar is not None:
             self.bar.advance(self.task, advance)
 
-    def close(self):
+    def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()

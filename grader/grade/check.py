@@ -5,27 +5,33 @@
   ``formula`` are derived from the spec at the problem's sizes; what it measures
   (:func:`measures_of`) and the common mistakes derived from its ``derive`` formula
   (:func:`derived_mistakes`, by :mod:`grader.answers.derive`) go with it.
-- :func:`install` / :func:`check_one` run in the workers: the specs are installed before the
-  workers fork, so a task carries only ``(spec index, raw answer)``.
-- :func:`interpret` turns an :class:`grader.answers.Outcome` into the grade's fields.
-- :func:`grade_code_answer` grades a code exercise's solution file with :mod:`grader.code`.
+- :class:`Checker` is the handler the executors run in their workers: it holds the prepared
+  specs (and the code problems), so a task carries only ``(spec index, raw answer)`` or a
+  :class:`CodeTask`; it returns an :class:`~grader.grade.results.AnswerGrade`.
+- :func:`interpret` turns an :class:`grader.answers.Outcome` into an ``AnswerGrade``.
+- :func:`code_target` (in the parent: where a code answer's file is) and :func:`grade_code_task`
+  (in a worker: its tests in the sandbox, :mod:`grader.code`).
 """
 from __future__ import annotations
 
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader.bank.model import Problem, as_fraction
 
-_SPECS: list = []
+from .pool import AnswerLimits
+from .results import AnswerGrade, invalid
 
 
-def screen(raw, kind: str) -> str | None:
+def screen(raw: Any, kind: str) -> str | None:
     """Why ``raw`` cannot be an answer at all (None: it goes on to the checker)."""
     from grader.answers.guard import screen as _screen
     return _screen(raw, "free_text" if kind == "code" else kind)
 
 
-def _answer_value(value):
+def _answer_value(value: Any) -> Any:
     """A derived number as an answer would be written (int, or "p/q")."""
     if isinstance(value, tuple):
         return tuple(int(v) for v in value)
@@ -36,7 +42,7 @@ def _answer_value(value):
     return f.numerator if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
 
 
-def prepare(problem: Problem, bank):
+def prepare(problem: Problem, bank: Any) -> Any:
     """The :class:`AnswerSpec` of ``problem``."""
     from grader.answers import AnswerSpec, Mistake
     table = bank.subject.table if problem.kind in ("expression", "relation") else None
@@ -82,14 +88,14 @@ _BY_FORMULA = (("flops", "flops"), ("attn_params", "params"), ("params", "params
                ("attention_count", "count"))
 
 
-def _prefixed(name: str, table) -> str | None:
+def _prefixed(name: str, table: tuple[tuple[str, str], ...]) -> str | None:
     for prefix, what in table:
         if name == prefix or name.startswith((prefix + ".", prefix + "_")):
-            return what
+            return str(what)
     return None
 
 
-def measures_of(problem: Problem, subject) -> str | None:
+def measures_of(problem: Problem, subject: Any) -> str | None:
     """What ``problem``'s answer counts: flops, bytes, params, count, dim (one axis, a width:
     d_k), shape; None when neither its ``measure`` quantity nor its ``derive`` formula says.
     Only the derived factor messages that fit it are offered (no "multiply-adds" on a d_k)."""
@@ -112,18 +118,7 @@ def measures_of(problem: Problem, subject) -> str | None:
     return None
 
 
-_FORMULAS: dict = {}
-
-
-def _formulas(subject) -> tuple:
-    """The spec's named formulas as ((name, expr), ...), hashable (keys the derivation cache)."""
-    got = _FORMULAS.get(id(subject))
-    if got is None or got[0] is not subject:
-        got = _FORMULAS[id(subject)] = (subject, tuple(subject.formulas.items()))
-    return got[1]
-
-
-def derived_mistakes(problem: Problem, subject, measures: str | None = None) -> tuple:
+def derived_mistakes(problem: Problem, subject: Any, measures: str | None = None) -> tuple[Any, ...]:
     """The common mistakes of ``problem`` derived from the spec (:mod:`grader.answers.derive`):
     its ``derive`` formula's variants, at the problem's sizes for a number, a quantity (in the
     reference's unit, the formula's) or a shape. () when it has no ``derive`` or nothing can be
@@ -135,7 +130,8 @@ def derived_mistakes(problem: Problem, subject, measures: str | None = None) -> 
     if d is None or problem.kind not in ("number", "quantity", "expression", "shape", "relation"):
         return ()
     try:
-        formulas, table = _formulas(subject), subject.table
+        # the spec's named formulas, hashable: they key the derivation's caches (by value)
+        formulas, table = tuple(subject.formulas.items()), subject.table
         at = {subject.canonical(str(k)): v for k, v in d.at.items()}
         if problem.kind == "relation":
             if not d.op or not isinstance(d.formula, tuple) or len(d.formula) != 2:
@@ -156,21 +152,8 @@ def derived_mistakes(problem: Problem, subject, measures: str | None = None) -> 
         return ()
 
 
-def install(specs: list) -> None:
-    """Make ``specs`` the table the workers (forked next) check against."""
-    global _SPECS
-    _SPECS = list(specs)
-
-
-def check_one(payload):
-    """In a worker: check one answer. ``payload`` is ``(spec index, raw answer)``."""
-    from grader.answers import check_answer
-    index, raw = payload
-    return check_answer(_SPECS[index], raw)
-
-
-def interpret(outcome, problem: Problem) -> tuple:
-    """(fraction of the points, correct, feedback, read as, status) of an Outcome."""
+def interpret(outcome: Any, latex: str | None = None) -> AnswerGrade:
+    """The :class:`AnswerGrade` of a :class:`grader.answers.Outcome`."""
     status = outcome.status
     credit = float(outcome.credit or 0.0)
     if status == "wrong" and credit > 0:
@@ -180,27 +163,93 @@ def interpret(outcome, problem: Problem) -> tuple:
     feedback = outcome.feedback or status
     if outcome.read_as and "read as" not in feedback:
         feedback = f"{feedback} (read as {outcome.read_as})"
-    return (credit, outcome.correct, feedback, outcome.read_as or None, status)
+    return AnswerGrade(credit, outcome.correct, feedback, outcome.read_as or None, status, latex)
 
 
-def grade_code_answer(problem: Problem, answer) -> tuple:
-    """A code exercise: the answer names the learner's solution file, relative to the answers
-    file and inside its folder; :func:`grader.code.grade_code` runs its tests in the sandbox."""
-    if not isinstance(answer.raw, str):
-        return (0.0, False, "invalid answer: name your solution file (a path)", None, "invalid")
-    base = Path(answer.location.file or ".").resolve().parent
-    path = (base / answer.raw).resolve()
-    if base not in path.parents:
-        return (0.0, False, "invalid answer: the solution file must be inside the folder of the answers file",
-                None, "invalid")
-    if not path.is_file():
-        return (0.0, False, f"invalid answer: no such solution file: {answer.raw}", None, "invalid")
+# ------------------------------------------------------------------ the workers' handler
+
+@dataclass(frozen=True)
+class CodeTask:
+    """A code answer to grade in a worker: the index of its problem in the Checker's
+    ``code`` and the solution file (resolved, checked to lie inside the answers' folder)."""
+
+    problem: int
+    path: str
+
+
+class Checker:
+    """The handler the executors run: ``checker(payload) -> AnswerGrade``, where ``payload`` is
+    ``(spec index, raw answer)`` or a :class:`CodeTask`. It holds what the tasks refer to, so
+    that a task is small: forked workers inherit it; other workers get it pickled once.
+    ``with_latex``: an answer's reading as LaTeX too (what :func:`grader.api.grade_answer` gives)."""
+
+    def __init__(self, specs: tuple[Any, ...] = (), code: tuple[Problem, ...] = (), *,
+                 with_latex: bool = False) -> None:
+        self.specs = tuple(specs)
+        self.code = tuple(code)
+        self.with_latex = with_latex
+        self.token = uuid.uuid4().hex   # a worker that keeps this handler knows it by this
+
+    def __call__(self, payload: Any) -> AnswerGrade:
+        if isinstance(payload, CodeTask):
+            return grade_code_task(self.code[payload.problem], Path(payload.path))
+        return self.check(payload)
+
+    def check(self, payload: tuple[int, Any]) -> AnswerGrade:
+        """One answer against its prepared spec."""
+        from grader.answers import check_answer
+        index, raw = payload
+        spec = self.specs[index]
+        outcome = check_answer(spec, raw)
+        latex = None
+        if self.with_latex and outcome.read_as:
+            from .reading import read
+            latex = read(spec, raw).latex
+        return interpret(outcome, latex)
+
+    def limits_for(self, payload: Any, limits: AnswerLimits) -> AnswerLimits:
+        """A code answer runs under the sandbox's own limits (its tests take longer than a
+        check, in a process of their own); every other task under ``limits``."""
+        if not isinstance(payload, CodeTask):
+            return limits
+        from grader.code import LIMITS
+        return AnswerLimits(timeout_s=float(LIMITS.wall_s) + 60.0, cpu_s=60, memory_mb=0, grace_s=limits.grace_s)
+
+
+def code_target(problem: Problem, raw: Any, base: Path) -> Path | AnswerGrade:
+    """A code exercise's answer names the learner's solution file, relative to ``base`` (the
+    answers file's folder) and inside it: its path, or why it cannot be graded."""
+    if not isinstance(raw, str):
+        return invalid("name your solution file (a path)")
+    base = base.resolve()
     try:
-        from grader.code import grade_code
+        path = (base / raw).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return invalid(f"no such solution file: {raw}")
+    if base not in path.parents:
+        return invalid("the solution file must be inside the folder of the answers file")
+    if not path.is_file():
+        return invalid(f"no such solution file: {raw}")
+    return path
+
+
+def grade_code_task(problem: Problem, path: Path) -> AnswerGrade:
+    """Run a code exercise's tests on the learner's file in the sandbox (:func:`grader.code.grade_code`).
+    A file that cannot be read (not UTF-8 text, too large) is an invalid answer; missing tests
+    are the bank's fault: a person must look at it."""
+    try:
+        from grader.code import grade_code, tests_of
     except ImportError:
-        return (0.0, None, "cannot grade code exercises here (grader.code is not available); "
-                           "a person must look at it", None, "needs_person")
-    result = grade_code(problem, path)
+        return AnswerGrade(0.0, None, "cannot grade code exercises here (grader.code is not available); "
+                                      "a person must look at it", None, "needs_person")
+    from grader.errors import InputError
+    if not tests_of(problem).exists():
+        return AnswerGrade(0.0, None, f"cannot grade: the tests of {problem.id} are missing; "
+                                      "a person must look at it", None, "error")
+    try:
+        result = grade_code(problem, path)
+    except InputError as e:
+        return invalid(e.message)
     failed = [t for t in result.tests if not t.passed]
     frac = (result.score / result.max_score) if result.max_score else 0.0
     if failed:
@@ -208,5 +257,6 @@ def grade_code_answer(problem: Problem, answer) -> tuple:
         lines += [f"{t.name}: {t.message}" for t in failed[:5]]
         if len(failed) > 5:
             lines.append(f"… and {len(failed) - 5} more")
-        return (frac, False, "; ".join(lines) + f" [sandbox: {result.sandbox}]", None, "partial" if frac else "wrong")
-    return (1.0, True, f"all {len(result.tests)} tests passed [sandbox: {result.sandbox}]", None, "correct")
+        return AnswerGrade(frac, False, "; ".join(lines) + f" [sandbox: {result.sandbox}]", None,
+                           "partial" if frac else "wrong")
+    return AnswerGrade(1.0, True, f"all {len(result.tests)} tests passed [sandbox: {result.sandbox}]", None, "correct")

@@ -25,7 +25,8 @@ import json
 import re
 from xml.etree import ElementTree as ET
 
-from .submissions import gc_paused
+from .pool import gc_paused
+from .results import error_json, submission_json
 
 FORMATS = ("text", "json", "junit", "gradescope")
 
@@ -37,19 +38,8 @@ def _num(x):
 
 
 def to_dict(report) -> dict:
-    subs = []
-    for s in report.submissions:
-        subs.append({
-            "learner": s.learner, "file": s.file, "score": _num(s.score), "max_score": _num(s.max_score),
-            "pending_points": _num(s.pending_points),
-            "results": [{
-                "id": r.id, "answer": r.answer, "score": _num(r.score), "max_score": _num(r.max_score),
-                "pending_points": _num(r.pending_points), "correct": r.correct, "feedback": r.feedback,
-                "status": r.status, "read_as": r.read_as, "variant": r.variant, "location": str(r.location) if r.location else None,
-            } for r in s.results],
-            "unanswered": list(s.unanswered),
-        })
-    errors = [{"location": str(e.location) if e.location else None, "message": e.message} for e in report.errors]
+    subs = [submission_json(s) for s in report.submissions]
+    errors = [error_json(e) for e in report.errors]
     return {"submissions": subs, "errors": errors,
             "summary": {"submissions": len(subs), "answers": sum(len(s.results) for s in report.submissions),
                         "errors": len(errors)}}

@@ -20,8 +20,6 @@ malformed, and every other submission and answer of the file is still returned, 
 """
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,8 @@ from grader import yamlio
 from grader.bank.model import plain
 from grader.errors import InputError, Location
 from grader.yamlio import Refused
+
+from .pool import gc_paused   # the bulk phases' collector tuning lives beside the pool
 
 SUFFIXES = (".yaml", ".yml", ".json")
 SUBMISSION_KEYS = {"learner", "answers"}
@@ -77,26 +77,6 @@ def answer_files(paths, errors: list | None = None) -> list[Path]:
         else:
             files.append(p)
     return files
-
-
-@contextmanager
-def gc_paused():
-    """Bulk work that makes (almost) no reference cycles, such as reading a class's files or
-    scoring it: without this the cycle collector walks the growing heap again and again (a
-    fifth of the reading time, half of the scoring). What the work made is then moved out of
-    the collector's reach (``gc.freeze``), or the next collections would walk all of it once
-    more (a tenth of a class's grading); being free of cycles, it is still freed, by reference
-    counting, once dropped (a cycle made in the phase, such as an exception's traceback, waits
-    for the next ``gc.unfreeze``: the worker pool's, when it next forks). Never around forking
-    workers."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.freeze()
-            gc.enable()
 
 
 def load_submissions(paths) -> Loaded:

@@ -7,10 +7,10 @@
     run_subject(subject).results                   # ClaimResult per claim
 
 Stages, one module each: model (value objects), figures (stated numbers), files (which
-files; a cheap look into them), load (YAML -> model, every error at once), checks/ (one
-module per family of check kinds), measure (the adapter over mha), worker (the measuring
-process: torch lives there, never in the checking process) and measurer (its client), run
-(time limits, verdicts), report (text, json, junit). Nothing here imports torch or sympy at
+files; a cheap look into them), load (YAML -> model, every error at once; with loader,
+sections and fields), checks/ (one module per check kind, and their registry), measure (the
+adapter over mha), worker (the measuring process: torch lives there, never in the checking
+process) and measurer (its client), run (time limits, verdicts), report (text, json, junit). Nothing here imports torch or sympy at
 import time; ``run_subject`` never imports torch in the calling process.
 """
 from __future__ import annotations

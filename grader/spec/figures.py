@@ -52,17 +52,9 @@ class Figure:
 
 
 def to_fraction(x) -> Fraction:
-    if isinstance(x, Fraction):
-        return x
-    if isinstance(x, int):
-        return Fraction(x)
-    p, q = getattr(x, "p", None), getattr(x, "q", None)   # sympy Rational/Integer
-    if p is not None and q is not None:
-        return Fraction(int(p), int(q))
-    if isinstance(x, float):
-        return Fraction(x)
+    from grader.values import to_fraction as exact
     try:
-        return Fraction(str(x))
+        return exact(x)
     except (ValueError, TypeError):
         raise FigureError(f"not an exact number: {x!r}") from None
 

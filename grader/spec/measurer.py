@@ -29,8 +29,9 @@ class MeasureError(Exception):
 
 
 @dataclass
-class Outcome:
-    """A claim's measurements: ``values`` (one per request: a value, or an Exception), or
+class Measurements:
+    """What the measuring process gave for one claim (not :class:`grader.answers.Outcome`, an
+    answer's grade): its measurements: ``values`` (one per request: a value, or an Exception), or
     ``failure`` (why none came: time limit, the process died), and the seconds they took."""
 
     values: list | None = None
@@ -44,7 +45,7 @@ class _Job:
     key: int
     requests: list
     budget: float | None
-    outcome: Outcome | None = None
+    outcome: Measurements | None = None
     started: float | None = None
 
 
@@ -128,7 +129,7 @@ class Measurer:
             self._closed = True
             proc, self._proc = self._proc, None
             for key in self._queue:
-                self._jobs[key].outcome = Outcome(failure="the measuring process was closed")
+                self._jobs[key].outcome = Measurements(failure="the measuring process was closed")
             self._queue.clear()
             self._cond.notify_all()
         if proc is None:
@@ -166,7 +167,7 @@ class Measurer:
             self._next += 1
             job = self._jobs[key] = _Job(key, list(requests), budget)
             if self._fatal:
-                job.outcome = Outcome(failure=self._fatal)
+                job.outcome = Measurements(failure=self._fatal)
                 return key
             self._queue.append(key)
             if self._proc is None:
@@ -175,7 +176,7 @@ class Measurer:
                 self._send(self._proc, job)
         return key
 
-    def outcome(self, key: int) -> Outcome:
+    def outcome(self, key: int) -> Measurements:
         """Wait for a claim's outcome."""
         with self._cond:
             job = self._jobs[key]
@@ -224,7 +225,7 @@ class Measurer:
             if job is not None and job.outcome is None:
                 values = [r["value"] if "value" in r else MeasureError(r.get("error", "failed"))
                           for r in msg["results"]]
-                job.outcome = Outcome(values=values, seconds=float(msg.get("seconds", 0.0)))
+                job.outcome = Measurements(values=values, seconds=float(msg.get("seconds", 0.0)))
             if key in self._queue:
                 self._queue.remove(key)
             self._idle_deaths = 0
@@ -261,16 +262,16 @@ class Measurer:
             self._fatal = f"the measuring process could not start ({_status(proc.popen.returncode)}){_tail(proc)}"
         if self._fatal:
             for key in self._queue:
-                self._jobs[key].outcome = Outcome(failure=self._fatal)
+                self._jobs[key].outcome = Measurements(failure=self._fatal)
             self._queue.clear()
         elif proc.running is not None and proc.running in self._jobs:
             job = self._jobs[proc.running]
             spent = time.monotonic() - job.started if job.started else 0.0
             if proc.expired == job.key:
-                job.outcome = Outcome(failure=f"time limit exceeded while measuring ({_limit(job.budget)} left "
+                job.outcome = Measurements(failure=f"time limit exceeded while measuring ({_limit(job.budget)} left "
                                               f"for the measurements)", timed_out=True, seconds=spent)
             else:
-                job.outcome = Outcome(failure=f"the measuring process died ({_status(proc.popen.returncode)}) "
+                job.outcome = Measurements(failure=f"the measuring process died ({_status(proc.popen.returncode)}) "
                                               f"while measuring this claim{_tail(proc)}", seconds=spent)
             if job.key in self._queue:
                 self._queue.remove(job.key)

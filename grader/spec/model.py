@@ -6,10 +6,13 @@ them from YAML and the runner (:mod:`grader.spec.run`) turns claims into results
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Mapping
 
 from grader.errors import Location
+from grader.values import frozen_map
+
+__all__ = ["EXPECTATIONS", "VERDICTS", "Check", "CheckResult", "Claim", "ClaimResult", "Constraint", "Document",
+           "ModelConfig", "Source", "Subject", "frozen_map"]
 
 VERDICTS = ("holds", "refuted", "error", "unverifiable")
 # Verdicts of demonstrations (kind: demonstrate): evidence from seeded experiments, not proofs.
@@ -17,11 +20,6 @@ VERDICTS = ("holds", "refuted", "error", "unverifiable")
 DEMONSTRATION_VERDICTS = ("demonstrated", "not demonstrated", "inconclusive", "skipped")
 ALL_VERDICTS = VERDICTS + DEMONSTRATION_VERDICTS
 EXPECTATIONS = ("holds", "refuted", "unverifiable", "demonstrated", "not demonstrated")
-
-
-def frozen_map(d=None) -> Mapping:
-    """A read-only mapping (for fields of frozen dataclasses)."""
-    return MappingProxyType(dict(d or {}))
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,7 @@ class ModelConfig:
     key: str
     name: str
     citation: str
-    values: Mapping = field(default_factory=frozen_map)
+    values: Mapping[str, Any] = field(default_factory=frozen_map)
     location: Location | None = None
 
 
@@ -64,13 +62,13 @@ class Check:
     """
 
     kind: str
-    params: Mapping
+    params: Mapping[str, Any]
     location: Location | None = None
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         return self.params[key]
 
-    def get(self, key, default=None):
+    def get(self, key: str, default: Any = None) -> Any:
         return self.params.get(key, default)
 
 
@@ -81,7 +79,7 @@ class Claim:
     id: str
     quote: str
     source: Source
-    checks: tuple
+    checks: tuple[Check, ...]
     expect: str
     corrected: str = ""
     note: str = ""
@@ -95,18 +93,18 @@ class Subject:
 
     id: str
     title: str
-    documents: Mapping
+    documents: Mapping[str, Any]
     table: Any
-    formulas: Mapping
-    constraints: tuple
-    models: Mapping
-    claims: tuple
+    formulas: Mapping[str, Any]
+    constraints: tuple[Constraint, ...]
+    models: Mapping[str, Any]
+    claims: tuple[Claim, ...]
     file: str = ""
-    aliases: Mapping = field(default_factory=frozen_map)   # other name -> symbol name
+    aliases: Mapping[str, Any] = field(default_factory=frozen_map)   # other name -> symbol name
 
     def canonical(self, name: str) -> str:
         """The symbol a name stands for (d_model -> d)."""
-        return self.aliases.get(name, name)
+        return str(self.aliases.get(name, name))
 
     def claim(self, claim_id: str) -> Claim | None:
         return next((c for c in self.claims if c.id == claim_id), None)
@@ -118,7 +116,7 @@ class Constraint:
 
     text: str
     kind: str            # "divides" | "relation"
-    args: tuple          # (a, b) sympy exprs for divides; (relation,) otherwise
+    args: tuple[Any, ...]   # (a, b) sympy exprs for divides; (relation,) otherwise
     location: Location | None = None
 
 
@@ -129,7 +127,7 @@ class CheckResult:
     kind: str
     verdict: str
     summary: str
-    details: Mapping = field(default_factory=frozen_map)
+    details: Mapping[str, Any] = field(default_factory=frozen_map)
     method: str = ""     # "symbolic" | "measured" | "config" | ""
 
 
@@ -139,7 +137,7 @@ class ClaimResult:
 
     claim: Claim
     verdict: str
-    checks: tuple
+    checks: tuple[CheckResult, ...]
     seconds: float = 0.0
     disagreement: str = ""
 

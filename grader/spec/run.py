@@ -3,7 +3,8 @@ one claim's failure or time-out is that claim's ``error`` verdict and never stop
 
 A claim is checked in three steps:
 
-1. here, its symbolic checks (SymPy; a SIGALRM time limit in the main thread), and the
+1. here, its symbolic checks (SymPy, under the claim's time limit: :func:`grader.deadline.call_with_limit`,
+   a SIGALRM in the main thread, a stopped helper thread in any other), and the
    measurements its measured checks need are listed and handed to the measuring process
    (:mod:`grader.spec.worker`, where torch lives, through :class:`grader.spec.measurer.Measurer`)
    with what is left of its limit;
@@ -15,23 +16,29 @@ A claim is checked in three steps:
 Step 1 of every claim comes first, so that the measuring process imports torch and measures
 while this one runs the symbolic checks. A run whose claims need no measurement never starts
 the measuring process, and torch is never imported in this one.
+
+The measuring process is the library's: :func:`check_paths` (what ``grader check-spec`` runs)
+starts one early when the files may need it (its torch import overlaps the loading and the
+symbolic checks) and closes it; :func:`run_claims` without a ``measurer`` uses the process's
+shared one (:func:`grader.spec.measurer.shared`), started only if a claim needs it.
 """
 from __future__ import annotations
 
 import fnmatch
-import math
-import signal
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from grader.deadline import call_with_limit
+from grader.errors import OptionError
 
 from .checks import KINDS
-from .checks.common import Context, MeasureError, request_key, result
-from .model import ClaimResult, Subject
+from .checks.common import Context, request_key, result
+from .limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, check_timeout
+from .measurer import MeasureError
+from .model import Check, CheckResult, Claim, ClaimResult, Subject
 
-DEFAULT_TIMEOUT = 60.0
-MAX_TIMEOUT = 1e6       # seconds (11 days): beyond, the timers' arithmetic overflows
 # A symbolic check of the text's arithmetic/formula and a measurement of the same thing on mha:
 # when one holds and the other is refuted, the claim reports the disagreement as such.
 SYMBOLIC_PAIRED = ("identity", "numeric", "dominance", "asymptotic")
@@ -45,59 +52,24 @@ class ClaimTimeout(Exception):
 @dataclass(frozen=True)
 class SubjectResult:
     subject: Subject
-    results: tuple
+    results: tuple[ClaimResult, ...]
 
     @property
     def ok(self) -> bool:
         return all(r.ok for r in self.results)
 
 
-def check_timeout(timeout) -> float | None:
-    """A per-claim limit in seconds: a number > 0 and at most MAX_TIMEOUT, or None (no limit)."""
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
-            or not 0 < timeout <= MAX_TIMEOUT:
-        raise ValueError(f"timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:g}, or None, "
-                         f"got {timeout!r}")
-    return float(timeout)
-
-
-@contextmanager
-def _time_limit(seconds):
-    """SIGALRM-based limit in the main thread (Unix); elsewhere no limit can be imposed.
-    Only pure-Python (SymPy) work runs under it: torch is never imported in this process."""
-    usable = seconds is not None and hasattr(signal, "setitimer") \
-        and threading.current_thread() is threading.main_thread()
-    if not usable:
-        yield
-        return
-    if seconds <= 0:
-        raise ClaimTimeout()
-
-    def fire(signum, frame):
-        raise ClaimTimeout()
-
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
-def needs_measurement(claims) -> bool:
+def needs_measurement(claims: Iterable[Claim]) -> bool:
     """Whether any of these claims runs the real mha (and so imports torch)."""
     return any(KINDS[c.kind].MEASURES for claim in claims for c in claim.checks)
 
 
-def select(subject: Subject, only: str | None):
+def select(subject: Subject, only: str | None) -> list[Claim]:
     """The claims whose id matches the glob ``only`` (all when None)."""
     return [c for c in subject.claims if only is None or fnmatch.fnmatchcase(c.id, only)]
 
 
-def combine(checks) -> str:
+def combine(checks: Sequence[CheckResult]) -> str:
     """A claim's verdict from its checks: error > refuted > holds; all unverifiable -> unverifiable.
     A demonstration (kind demonstrate) is evidence, not proof: its verdict outranks holds, the
     weakest first (not demonstrated > inconclusive > skipped > demonstrated)."""
@@ -114,7 +86,7 @@ def combine(checks) -> str:
     return "holds"
 
 
-def disagreement(checks) -> str:
+def disagreement(checks: Sequence[CheckResult]) -> str:
     """A sentence when a symbolic check of the text's arithmetic and a measurement on mha reach
     different verdicts: paired by the figure they test when they share one, otherwise only when
     no symbolic check reaches the measurement's verdict (one that agrees is its counterpart)."""
@@ -131,12 +103,12 @@ def disagreement(checks) -> str:
     return ""
 
 
-def _failed(check, e) -> object:
+def _failed(check: Check, e: BaseException) -> CheckResult:
     where = f" at {check.location}" if check.location else ""
     return result(check.kind, "error", f"{check.kind} check{where} failed: {type(e).__name__}: {e}")
 
 
-def _timed_out(timeout, where="") -> object:
+def _timed_out(timeout: float | None, where: str = "") -> CheckResult:
     return result("timeout", "error", f"time limit of {timeout:g} s exceeded{where}")
 
 
@@ -145,51 +117,65 @@ class _Pending:
     """A claim after step 1: the results so far (None where a measured check waits)."""
 
     ctx: Context
-    claim: object
-    results: list
+    claim: Claim
+    results: list[CheckResult | None]
     seconds: float
-    requests: list
+    requests: list[dict[str, Any]]
     key: int | None = None
     timed_out: bool = False
     extended: float = 0.0     # seconds added to the claim's limit by its checks' budgets
 
 
-def _step1(ctx, claim, timeout, measurer) -> _Pending:
+def _budget(check: Check) -> float | None:
+    """Seconds a check's measurements may take by its kind's ``budget`` (None: the claim's limit)."""
+    budget = KINDS[check.kind].budget
+    return None if budget is None else budget(check)
+
+
+def _step1(ctx: Context, claim: Claim, timeout: float | None, measurer: Any) -> _Pending:
     start = time.perf_counter()
-    results, requests, timed_out = [None] * len(claim.checks), [], False
+    results: list[CheckResult | None] = [None] * len(claim.checks)
+    requests: list[dict[str, Any]] = []
+    timed_out = False
+
+    def symbolic() -> None:
+        for i, check in enumerate(claim.checks):
+            kind = KINDS[check.kind]
+            try:
+                if kind.MEASURES:
+                    requests.extend(kind.requests(ctx, check) if kind.requests else [])
+                else:
+                    results[i] = kind.run(ctx, check)
+            except ClaimTimeout:
+                raise
+            except Exception as e:  # noqa: BLE001 - one check's failure is its claim's error verdict
+                results[i] = _failed(check, e)
+
     try:
-        with _time_limit(timeout):
-            for i, check in enumerate(claim.checks):
-                kind = KINDS[check.kind]
-                try:
-                    if kind.MEASURES:
-                        requests.extend(kind.requests(ctx, check) if kind.requests else [])
-                    else:
-                        results[i] = kind.run(ctx, check)
-                except ClaimTimeout:
-                    raise
-                except Exception as e:  # noqa: BLE001 - one check's failure is its claim's error verdict
-                    results[i] = _failed(check, e)
+        call_with_limit(symbolic, timeout, ClaimTimeout)
     except ClaimTimeout:
         timed_out = True
+        results = list(results)     # what was done in time (work stopped in another thread may still write)
     p = _Pending(ctx, claim, results, time.perf_counter() - start, requests, timed_out=timed_out)
     if requests and not timed_out:
         budget = None if timeout is None else timeout - p.seconds
-        asked = [KINDS[c.kind].budget(c) for c in claim.checks if KINDS[c.kind].budget]   # a check's own budget
-        if budget is not None and any(b is not None for b in asked):
-            p.extended = max([budget] + [b for b in asked if b is not None]) - budget
+        asked = [b for b in (_budget(c) for c in claim.checks) if b is not None]   # the checks' own budgets
+        if budget is not None and asked:
+            p.extended = max([budget, *asked]) - budget
             budget += p.extended
         p.key = measurer.submit(requests, budget)
     return p
 
 
-def _step3(p: _Pending, timeout, measurer) -> ClaimResult:
-    results, extra, seconds = p.results, [], p.seconds
+def _step3(p: _Pending, timeout: float | None, measurer: Any) -> ClaimResult:
+    results, seconds = p.results, p.seconds
     timeout = None if timeout is None else timeout + p.extended
+    extra: list[CheckResult] = []
     if p.timed_out:
         extra.append(_timed_out(timeout))
     elif any(r is None for r in results):
-        measurements, failure = {}, ""
+        measurements: dict[str, Any] = {}
+        failure = ""
         if p.key is not None:
             outcome = measurer.outcome(p.key)
             seconds += outcome.seconds
@@ -205,32 +191,37 @@ def _step3(p: _Pending, timeout, measurer) -> ClaimResult:
         if not failure:
             ctx = replace(p.ctx, measurements=measurements)
             start = time.perf_counter()
+
+            def measured() -> None:
+                for i, check in enumerate(p.claim.checks):
+                    if results[i] is None:
+                        try:
+                            results[i] = KINDS[check.kind].run(ctx, check)
+                        except ClaimTimeout:
+                            raise
+                        except MeasureError as e:
+                            results[i] = result(check.kind, "error", f"{check.kind} check at {check.location}: "
+                                                                     f"measurement failed: {e}")
+                        except Exception as e:  # noqa: BLE001
+                            results[i] = _failed(check, e)
+
             try:
-                with _time_limit(None if timeout is None else timeout - seconds):
-                    for i, check in enumerate(p.claim.checks):
-                        if results[i] is None:
-                            try:
-                                results[i] = KINDS[check.kind].run(ctx, check)
-                            except ClaimTimeout:
-                                raise
-                            except MeasureError as e:
-                                results[i] = result(check.kind, "error", f"{check.kind} check at {check.location}: "
-                                                                         f"measurement failed: {e}")
-                            except Exception as e:  # noqa: BLE001
-                                results[i] = _failed(check, e)
+                call_with_limit(measured, None if timeout is None else timeout - seconds, ClaimTimeout)
             except ClaimTimeout:
                 extra.append(_timed_out(timeout))
+                results = list(results)
             seconds += time.perf_counter() - start
     done = tuple(r for r in results if r is not None) + tuple(extra)
     return ClaimResult(p.claim, combine(done), done, seconds, disagreement(done))
 
 
-def run_claim(ctx: Context, claim, timeout: float | None = DEFAULT_TIMEOUT, measurer=None) -> ClaimResult:
+def run_claim(ctx: Context, claim: Claim, timeout: float | None = DEFAULT_TIMEOUT, measurer: Any = None) -> ClaimResult:
     """Check one claim (see the module doc)."""
     return run_claims([(ctx, claim)], timeout=timeout, measurer=measurer)[0]
 
 
-def run_claims(pairs, *, timeout: float | None = DEFAULT_TIMEOUT, measurer=None) -> list:
+def run_claims(pairs: Sequence[tuple[Context, Claim]], *, timeout: float | None = DEFAULT_TIMEOUT,
+               measurer: Any = None) -> list[ClaimResult]:
     """Check (context, claim) pairs, in order; measured checks through ``measurer`` (None: the
     shared measuring process, started only if a claim needs it)."""
     timeout = check_timeout(timeout)
@@ -241,8 +232,9 @@ def run_claims(pairs, *, timeout: float | None = DEFAULT_TIMEOUT, measurer=None)
     return [_step3(p, timeout, measurer) for p in pending]
 
 
-def run_subjects(subjects, *, only: str | None = None, device: str = "auto", seed: int = 0,
-                 timeout: float | None = DEFAULT_TIMEOUT, measurer=None, train: bool = True) -> list:
+def run_subjects(subjects: Sequence[Subject], *, only: str | None = None, device: str = "auto", seed: int = 0,
+                 timeout: float | None = DEFAULT_TIMEOUT, measurer: Any = None,
+                 train: bool = True) -> list[SubjectResult]:
     """Check every (selected) claim of every subject; a SubjectResult per subject, in order.
     ``train=False``: demonstrations that train a model are skipped (verdict "skipped")."""
     pairs = [(Context(s, device, seed, train=train), c) for s in subjects for c in select(s, only)]
@@ -251,7 +243,58 @@ def run_subjects(subjects, *, only: str | None = None, device: str = "auto", see
 
 
 def run_subject(subject: Subject, *, only: str | None = None, device: str = "auto", seed: int = 0,
-                timeout: float | None = DEFAULT_TIMEOUT, measurer=None, train: bool = True) -> SubjectResult:
+                timeout: float | None = DEFAULT_TIMEOUT, measurer: Any = None, train: bool = True) -> SubjectResult:
     """Check every (selected) claim; results in the spec's order."""
     return run_subjects([subject], only=only, device=device, seed=seed, timeout=timeout, measurer=measurer,
                         train=train)[0]
+
+
+def check_claim(subject: Subject, claim_id: str, *, measurer: Any = None, device: str = "auto", seed: int = 0,
+                timeout: float | None = DEFAULT_TIMEOUT, train: bool = True) -> ClaimResult:
+    """Check one claim of ``subject`` by its id (KeyError if it has none such)."""
+    claim = subject.claim(claim_id)
+    if claim is None:
+        raise KeyError(f"subject {subject.id} has no claim {claim_id!r}")
+    return run_claim(Context(subject, device, seed, train=train), claim, timeout, measurer)
+
+
+def check_paths(paths: Iterable[str] | None = None, *, only: str | None = None, device: str = "auto",
+                seed: int = 0, timeout: float | None = DEFAULT_TIMEOUT, train: bool = True) -> list[SubjectResult]:
+    """Load the specs at ``paths`` (None or empty: the bundled spec) and check their (selected)
+    claims: what ``grader check-spec`` runs. The measuring process is started at once when the
+    files may need it, so that torch's import overlaps the loading and the symbolic checks, and
+    closed at the end. Raises :class:`grader.errors.ErrorList` for an invalid spec and
+    :class:`grader.errors.OptionError` when ``only`` matches no claim or ``device="cuda"`` has none."""
+    from .files import may_measure
+    from .measurer import Measurer
+
+    paths = list(paths or []) or None
+    measurer: Any = None
+    if device == "cuda" or (only is None and may_measure(paths)):
+        measurer = Measurer().start()
+    try:
+        from .load import load_subjects
+
+        if device == "cuda":
+            info = measurer.ready()
+            if not info.get("cuda"):
+                raise OptionError(info.get("fatal") or "CUDA is not available on this machine", "--device")
+        subjects = load_subjects(paths)
+        claims = [c for s in subjects for c in select(s, only)]
+        if only and not claims:
+            raise OptionError(f"no claim id matches {only!r}", "--only")
+        if measurer is None and needs_measurement(claims):
+            measurer = Measurer().start()
+        elif measurer is not None and device != "cuda" and not needs_measurement(claims):
+            measurer.close()
+            measurer = None
+        return run_subjects(subjects, only=only, device=device, seed=seed, timeout=timeout, measurer=measurer,
+                            train=train)
+    finally:
+        if measurer is not None:
+            measurer.close()
+
+
+__all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "ClaimTimeout", "SubjectResult", "check_claim", "check_paths",
+           "check_timeout", "combine", "disagreement", "needs_measurement", "run_claim", "run_claims",
+           "run_subject", "run_subjects", "select"]

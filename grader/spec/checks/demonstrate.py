@@ -24,8 +24,13 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING, Any
 
 from mha.experiments.catalog import EXPERIMENTS, RequestError, normalise
+
+if TYPE_CHECKING:
+    from ..loader import CheckSite
+    from ..model import CheckResult
 
 NAME = "demonstrate"
 MEASURES = True
@@ -51,7 +56,7 @@ _OPS = {">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<": lambda a, b: a 
         "<=": lambda a, b: a <= b, "=": lambda a, b: a == b}
 
 
-def parse_effect(text: str):
+def parse_effect(text: str) -> tuple[str, float]:
     """"> 0.2" -> (">", 0.2); ValueError when it is not an operator and a finite number."""
     m = _EFFECT.fullmatch(str(text))
     if not m or not math.isfinite(float(m.group(2))):
@@ -60,7 +65,7 @@ def parse_effect(text: str):
     return m.group(1), float(m.group(2))
 
 
-def experiment_request(check) -> dict:
+def experiment_request(check: Any) -> dict[str, Any]:
     """The request for mha.experiments (before the experiment's defaults are filled in)."""
     first, count = int(check.get("seed", 0)), int(check.get("seeds", DEFAULT_SEEDS))
     return {"name": check["experiment"], "statistic": check["statistic"],
@@ -70,8 +75,16 @@ def experiment_request(check) -> dict:
             "dropout": check.get("dropout")}
 
 
-def validate(params) -> list:
-    """[(field, message)] for what the loader cannot see by the fields' types alone."""
+def validate(site: CheckSite, params: dict[str, Any]) -> bool:
+    """What the loader cannot see by the fields' types alone, reported at the field it is about."""
+    found = problems(params)
+    for name, message in found:
+        site.error(message, site.mapping.loc_of(name) if name in site.mapping else site.mapping.loc)
+    return not found
+
+
+def problems(params: Any) -> list[tuple[str, str]]:
+    """[(field, message)]: what is wrong with a demonstration's fields, beyond their types."""
     problems = []
     try:
         parse_effect(params.get("effect", ""))
@@ -92,23 +105,23 @@ def validate(params) -> list:
     return problems
 
 
-def budget(check):
+def budget(check: Any) -> float | None:
     """Seconds this check may take in the measuring process (None: the claim's limit)."""
     b = check.get("budget")
     return None if b is None else float(b)
 
 
-def _trains(check) -> bool:
-    return EXPERIMENTS[check["experiment"]].trains
+def _trains(check: Any) -> bool:
+    return bool(EXPERIMENTS[check["experiment"]].trains)
 
 
-def requests(ctx, check):
+def requests(ctx: Any, check: Any) -> list[dict[str, Any]]:
     if _trains(check) and not getattr(ctx, "train", True):
         return []
     return [{"experiment": normalise(experiment_request(check))}]
 
 
-def _fmt(v) -> str:
+def _fmt(v: Any) -> str:
     if v is None:
         return "—"
     if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) < 1e15):
@@ -116,13 +129,13 @@ def _fmt(v) -> str:
     return f"{v:.3g}" if abs(v) < 1e-3 else f"{v:.3f}"
 
 
-def _seeds(seeds) -> str:
+def _seeds(seeds: list[int]) -> str:
     if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
         return f"{seeds[0]}–{seeds[-1]}"
     return ", ".join(str(s) for s in seeds)
 
 
-def decide(values, op: str, threshold: float):
+def decide(values: list[Any], op: str, threshold: float) -> tuple[str, str]:
     """(verdict, why) for per-seed statistics against the predicted effect (see the module doc)."""
     k = len(values)
     known = [v for v in values if v is not None]
@@ -147,7 +160,7 @@ def decide(values, op: str, threshold: float):
                             f"the statistic could not be computed in {k - len(known)} of {k} seeds")
 
 
-def run(ctx, check):
+def run(ctx: Any, check: Any) -> CheckResult:
     from .common import result   # (not at import: the registry imports this module)
 
     exp = EXPERIMENTS[check["experiment"]]

@@ -1,10 +1,12 @@
-"""Measured check kinds: shapes, measure, compare, invariance, equivalence — on the real mha.
+"""What the measured check kinds share (shapes, measure, compare, invariance, equivalence: each
+in its module): the measurement requests they hand to the measuring process, and the
+validation of the sizes mha is built and run at.
 
-Each kind comes in two halves, so that the measuring (torch) can run in another process
-(:mod:`grader.spec.worker`) while this one goes on with the symbolic checks:
+Each measured kind comes in two halves, so that the measuring (torch) can run in another
+process (:mod:`grader.spec.worker`) while this one goes on with the symbolic checks:
 
-- ``<kind>_requests(ctx, check)``: the measurements the check needs, as plain data (JSON);
-- ``<kind>(ctx, check)``: the verdict, reading each measurement through ``ctx.measured(request)``.
+- ``requests(ctx, check)``: the measurements the check needs, as plain data (JSON);
+- ``run(ctx, check)``: the verdict, reading each measurement through ``ctx.measured(request)``.
 
 Sizes go to :func:`grader.spec.measure.measure` (meta device: no memory, any size);
 equivalence runs real numbers on the context's device, seeded.
@@ -12,158 +14,70 @@ equivalence runs real numbers on the context's device, seeded.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING, Any
 
 from ..figures import fmt
-from .common import evaluate_exact, result, show_values
+from ..fields import SIZE_ORDER
+
+if TYPE_CHECKING:
+    from ..loader import CheckSite
+    from ..model import Check
+    from .common import Context
 
 
-def _show(x):
+def show(x: Any) -> Any:
     return fmt(x) if isinstance(x, int) else str(x)
 
 
-def request(check, quantity, values, layout=None) -> dict:
+def request(check: Check, quantity: Any, values: Any, layout: Any = None) -> dict[str, Any]:
     """One measurement: a quantity of mha(layout, bias) at the sizes in ``values``."""
     bias = check.get("bias", True)
     return {"quantity": quantity, "at": {k: int(v) for k, v in values.items()},
             "layout": layout or check.get("layout") or "fused", "bias": bool(bias)}
 
 
-def _m(ctx, check, quantity, values, layout=None):
+def measured(ctx: Context, check: Check, quantity: Any, values: Any, layout: Any = None) -> Any:
     return ctx.measured(request(check, quantity, values, layout))
 
 
-def _shape_quantity(name):
-    return name if name.startswith("tensor.") else f"shape.{name}"
-
-
-# -- shapes ----------------------------------------------------------------------------------
-
-def shapes_requests(ctx, check):
-    return [request(check, _shape_quantity(name), check["at"]) for name in check["shapes"]]
-
-
-def shapes(ctx, check):
-    """The shapes of the named intermediates of mha.trace at the given sizes (meta device)."""
-    at = dict(check["at"])
-    wrong, seen = [], []
-    for name, claimed in check["shapes"].items():
-        got = tuple(_m(ctx, check, _shape_quantity(name), at))
-        seen.append(f"{name} {got}")
-        if got != tuple(claimed):
-            wrong.append(f"{name}: claimed {tuple(claimed)}, traced {got}")
-    if wrong:
-        return result("shapes", "refuted", f"at {show_values(at)}: " + "; ".join(wrong), "measured",
-                      mismatches=wrong)
-    return result("shapes", "holds", f"traced at {show_values(at)}: " + ", ".join(seen), "measured")
-
-
-# -- measure ---------------------------------------------------------------------------------
-
-def measure_requests(ctx, check):
-    return [request(check, check["quantity"], check["at"])]
-
-
-def measure(ctx, check):
-    """A quantity measured on mha against the claimed figure and/or the formula at the same sizes;
-    when the figure and the formula disagree with each other, that is said."""
-    at, q = dict(check["at"]), check["quantity"]
-    got = _m(ctx, check, q, at)
-    parts, ok, details = [f"measured {q} = {_show(got)} at {show_values(at)}"], True, {"measured": got, "at": at}
-    formula = check.get("formula")
+def mha_values(site: CheckSite, params: dict[str, Any], need: Any) -> bool:
+    """The sizes a measured check builds and runs mha at (``at``, and each combination of
+    ``vary``): every size in ``need`` and every symbol of its formula given, positive
+    integers, the spec's constraints met, h dividing d."""
+    at = dict(params.get("at") or {})
+    vary = dict(params.get("vary") or {})
+    given = set(at) | set(vary)     # n_q and n_k instead of n: cross-attention
+    if {"n_q", "n_k"} & given and ("n" in given or site.kind == "equivalence"):
+        site.error(f"{site.what}: give n (self-attention) or n_q and n_k (cross-attention)"
+                   + (", not both" if site.kind != "equivalence" else "; equivalence runs self-attention: give n"))
+        return False
+    ok = site.missing(need, given, "mha is built and run at these sizes")
+    formula = params.get("formula")
     if formula is not None:
-        value = evaluate_exact(formula, at)
-        f_ok = value == got
-        ok &= f_ok
-        from .symbolic import _pretty
-        parts.append(f"formula {_pretty(formula)} = {fmt(value)}" + ("" if f_ok else " (differs)"))
-        details["formula"] = _pretty(formula)
-        details["formula_value"] = fmt(value)
-    claimed = check.get("claimed")
-    if claimed is not None:
-        c_ok = claimed.matches(got)
-        ok &= c_ok
-        parts.append(f"claimed {claimed.describe()}" + ("" if c_ok else " (differs)"))
-        details["claimed"] = claimed.text
-    return result("measure", "holds" if ok else "refuted", "; ".join(parts), "measured", **details)
-
-
-# -- compare ---------------------------------------------------------------------------------
-
-def compare_requests(ctx, check):
-    return [request(check, check[side], check["at"], check.get(f"{side}_layout")) for side in ("left", "right")]
-
-
-def compare(ctx, check):
-    """Two measured quantities (or one quantity in two layouts): claimed less / equal / greater."""
-    at = dict(check["at"])
-    names = []
-    for side in ("left", "right"):
-        layout = check.get(f"{side}_layout")
-        names.append(check[side] + (f" ({layout})" if layout else ""))
-    left = _m(ctx, check, check["left"], at, check.get("left_layout"))
-    right = _m(ctx, check, check["right"], at, check.get("right_layout"))
-    rel = "less" if left < right else "equal" if left == right else "greater"
-    sym = {"less": "<", "equal": "=", "greater": ">"}
-    summary = (f"measured at {show_values(at)}: {names[0]} {_show(left)} {sym[rel]} {names[1]} {_show(right)}; "
-               f"claimed {names[0]} {sym[check['claimed']]} {names[1]}")
-    return result("compare", "holds" if rel == check["claimed"] else "refuted", summary, "measured",
-                  left=left, right=right)
-
-
-# -- invariance ------------------------------------------------------------------------------
-
-def _points(check):
-    at, vary = dict(check["at"]), dict(check["vary"])
+        ok &= site.missing(site.free(formula), set(at) | set(vary), "the formula uses it")
+    if not ok:
+        return False
     names = list(vary)
-    for combo in itertools.product(*(vary[n] for n in names)):
-        yield dict(zip(names, combo)), {**at, **dict(zip(names, combo))}
+    points = [at] if not vary else [{**at, **dict(zip(names, combo))}
+                                     for combo in itertools.product(*(vary[n] for n in names))]
+    for point in points:
+        for k in SIZE_ORDER:
+            if k in point and (isinstance(point[k], bool) or not isinstance(point[k], int) or point[k] <= 0):
+                site.error(f"{site.what}: size {k} of mha must be a positive integer, got {point[k]!r}")
+                return False
+        note = f" ({', '.join(names)} from vary)" if vary else ""
+        if not site.meets_constraints(point, "the values", note):
+            return False
+        if "d" in point and "h" in point and point["d"] % point["h"]:
+            site.error(f"{site.what}: mha needs h to divide d (d_k = d/h heads' width), got d={point['d']}, "
+                       f"h={point['h']}")
+            return False
+    return True
 
 
-def invariance_requests(ctx, check):
-    return [request(check, check["quantity"], point) for _, point in _points(check)]
-
-
-def invariance(ctx, check):
-    """The quantity is the same for every value of the varied symbols (and so is its formula)."""
-    at, q, names = dict(check["at"]), check["quantity"], list(check["vary"])
-    seen = {show_values(varied): _m(ctx, check, q, point) for varied, point in _points(check)}
-    distinct = set(seen.values())
-    listing = "; ".join(f"{k}: {_show(v)}" for k, v in seen.items())
-    parts = [f"{q} at {show_values(at)} — {listing}"]
-    ok = len(distinct) == 1
-    formula = check.get("formula")
-    if formula is not None:
-        import sympy
-        from .symbolic import _pretty
-        free = {s.name for s in formula.free_symbols}
-        depends = [n for n in names if n in free and sympy.diff(formula, next(s for s in formula.free_symbols
-                                                                               if s.name == n)) != 0]
-        parts.append(f"formula {_pretty(formula)} " + (f"depends on {', '.join(depends)}" if depends
-                                                       else f"is free of {', '.join(names)}"))
-        if bool(depends) == ok:   # the symbolic and the measured answers differ
-            parts.append("symbolic and measured disagree")
-        ok &= not depends
-    return result("invariance", "holds" if ok else "refuted", "; ".join(parts), "measured",
-                  values={k: v for k, v in seen.items()})
-
-
-# -- equivalence -----------------------------------------------------------------------------
-
-def equivalence_requests(ctx, check):
-    return [{"equivalence": {"a": check["a"], "b": check["b"], "values": {k: int(v) for k, v in check["at"].items()},
-                             "seed": int(check.get("seed", 0)), "device": ctx.device}}]
-
-
-def equivalence(ctx, check):
-    """Two implementations (fused, per_head, torch.nn.MultiheadAttention) on the same seeded
-    weights and inputs: outputs and attention weights agree within the tolerance, and the
-    parameter counts are equal."""
-    (req,) = equivalence_requests(ctx, check)
-    got = ctx.measured(req)
-    seed, tol = req["equivalence"]["seed"], float(check.get("tolerance", 1e-5))
-    err, (pa, pb) = got["max_abs_diff"], got["params"]
-    ok = err <= tol and pa == pb
-    summary = (f"{check['a']} vs {check['b']} at {show_values(got['sizes'])}, seed {seed}, "
-               f"{got['device']}: max |Δ| = {err:.2e} (tolerance {tol:g}); parameters {fmt(pa)} vs {fmt(pb)}")
-    return result("equivalence", "holds" if ok else "refuted", summary, "measured",
-                  max_abs_diff=err, params=[pa, pb])
+def sizes_of(params: dict[str, Any], *quantities: Any) -> set[str]:
+    """The sizes mha needs to measure these quantities at the check's values (n, or n_q and n_k
+    where those are given: cross-attention)."""
+    from ..measure import required_sizes
+    given = set(dict(params.get("at") or {})) | set(dict(params.get("vary") or {}))
+    return set().union(*(set(required_sizes(q, given)) for q in quantities))

@@ -6,6 +6,10 @@ candidate values; the draws are every combination whose reference, from the prob
 divide d for d_k). A learner gets one draw, chosen by a hash of (problem id, learner):
 deterministic, the same on every run and machine, and spread evenly. The prompt's
 ``{name}`` placeholders are filled in and the result names the variant ("variant d=768, h=12").
+
+The draws and the problems as each draw shows them are derived from the spec, and cached on
+the :class:`~grader.bank.model.Bank` they come from (:meth:`Bank.memo`): a bank loaded again
+derives its own, never one of another bank's.
 """
 from __future__ import annotations
 
@@ -14,19 +18,29 @@ import itertools
 import re
 from dataclasses import replace
 from fractions import Fraction
+from typing import Any
 
-from grader.bank.model import Problem, as_fraction, frozen, with_reference
+from .model import Bank, Problem, as_fraction, frozen, with_reference
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_CACHE: dict = {}
 
 
-def draws(problem: Problem, subject) -> tuple:
-    """All well-defined draws of a variant problem: ((combo dict items, reference), ...)."""
-    key = (problem.id, id(subject))
-    if key in _CACHE:
-        return _CACHE[key]
-    from grader.bank.verify import derived
+Draws = tuple[tuple[tuple[tuple[str, int], ...], Any], ...]     # ((combo items, reference), ...)
+
+
+def draws(problem: Problem, source: Any) -> Draws:
+    """All well-defined draws of a variant problem: ((combo dict items, reference), ...).
+    ``source``: the :class:`Bank` (its spec; the draws cached on it) or a spec subject."""
+    if isinstance(source, Bank):
+        return source.memo(("variant-draws", problem), _draws, problem, source)
+    return _draws(problem, source)
+
+
+def _draws(problem: Problem, subject: Any) -> Draws:
+    from .verify import derived
+    if isinstance(subject, Bank):
+        subject = subject.subject
+    assert problem.variant is not None
     names = [n for n, _ in problem.variant.choose]
     integral = _is_integral(problem.reference)
     out = []
@@ -39,11 +53,10 @@ def draws(problem: Problem, subject) -> tuple:
                 continue
             value = int(value)
         out.append((tuple(combo.items()), value))
-    _CACHE[key] = tuple(out)
-    return _CACHE[key]
+    return tuple(out)
 
 
-def _is_integral(reference) -> bool:
+def _is_integral(reference: Any) -> bool:
     try:
         return as_fraction(reference).denominator == 1
     except (ValueError, TypeError, ZeroDivisionError):
@@ -55,33 +68,29 @@ def index_for(problem_id: str, learner: str, n: int) -> int:
     return int.from_bytes(digest[:8], "big") % n
 
 
-def name_of(combo) -> str:
+def name_of(combo: tuple[tuple[str, int], ...]) -> str:
     return "variant " + ", ".join(f"{k}={v}" for k, v in combo)
 
 
-def for_learner(problem: Problem, learner: str, subject) -> tuple[Problem, str | None]:
+def for_learner(problem: Problem, learner: str, bank: Bank) -> tuple[Problem, str | None]:
     """The problem as this learner sees it, and the variant's name (None: no variant)."""
     if problem.variant is None:
         return problem, None
-    options = draws(problem, subject)
-    return _variant(problem, options, index_for(problem.id, learner, len(options)))
+    options = draws(problem, bank)
+    index = index_for(problem.id, learner, len(options))
+    return bank.memo(("variant-seen", problem, index), _variant, problem, options, index)
 
 
-def drawn_values(problem: Problem, learner: str, subject) -> dict:
+def drawn_values(problem: Problem, learner: str, bank: Bank) -> dict[str, int]:
     """The numbers this learner gets, {name: value} (empty: no variant)."""
     if problem.variant is None:
         return {}
-    options = draws(problem, subject)
+    options = draws(problem, bank)
     return dict(options[index_for(problem.id, learner, len(options))][0])
 
 
-_SEEN: dict = {}
-
-
-def _variant(problem: Problem, options, index: int) -> tuple[Problem, str]:
-    key = (problem.id, id(options), index)
-    if key in _SEEN:
-        return _SEEN[key]
+def _variant(problem: Problem, options: Draws, index: int) -> tuple[Problem, str]:
+    """The problem as draw ``index`` of ``options`` shows it, and the draw's name."""
     combo, reference = options[index]
     values = dict(combo)
     prompt = _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), problem.prompt)
@@ -90,7 +99,7 @@ def _variant(problem: Problem, options, index: int) -> tuple[Problem, str]:
     elif isinstance(reference, Fraction):
         reference = f"{reference.numerator}/{reference.denominator}"
     seen = with_reference(problem, reference, prompt)
+    assert problem.derive is not None
     at = dict(problem.derive.at)
     at.update(values)
-    _SEEN[key] = (replace(seen, derive=replace(problem.derive, at=frozen(at))), name_of(combo))
-    return _SEEN[key]
+    return replace(seen, derive=replace(problem.derive, at=frozen(at))), name_of(combo)

@@ -1,0 +1,130 @@
+"""No import cycle between packages: every import of every module under grader/ and mha/
+(module level and inside functions: a lazy import is a dependency too), read with ``ast``.
+
+A node is a subpackage (``grader.bank``, ``grader.spec``, ...; its modules together), a
+module at the top of ``grader`` (``grader.errors``, ``grader.api``, ...), or ``mha``. An edge
+``a -> b`` is an import of ``b`` (or of something in it) by a module of ``a``."""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("grader", "mha")
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for top in PACKAGES:
+        for f in sorted((ROOT / top).rglob("*.py")):
+            parts = f.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = f
+    return out
+
+
+MODULES = modules()
+
+
+def node_of(module: str) -> str:
+    """The node a module belongs to: its subpackage under grader/, itself at the top of
+    grader/, mha for all of mha/."""
+    parts = module.split(".")
+    if parts[0] == "mha":
+        return "mha"
+    return "grader" if len(parts) == 1 else f"grader.{parts[1]}"
+
+
+def imported(module: str, path: Path) -> set[str]:
+    """The modules (of ours) that ``module`` imports, anywhere in its body."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    is_pkg = path.name == "__init__.py"
+    package = module if is_pkg else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                stem = ".".join(base + ([node.module] if node.module else []))
+            else:
+                stem = node.module or ""
+            names = [stem]
+            names += [f"{stem}.{a.name}" for a in node.names]    # `from grader import yamlio`: a module
+        else:
+            continue
+        for name in names:
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name and name.split(".")[0] in PACKAGES:
+                found.add(name)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        a = node_of(module)
+        for other in imported(module, path):
+            b = node_of(other)
+            if a != b:
+                edges.setdefault(a, set()).add(b)
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one node (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(set(edges) | {w for ws in edges.values() for w in ws}):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_graph_is_read():
+    edges = graph()
+    # known edges, by hand from the sources: the grading stage reads the bank, the bank the spec
+    assert "grader.bank" in edges["grader.grade"]
+    assert "grader.spec" in edges["grader.bank"]
+    assert "grader.errors" in edges["grader.spec"]
+    assert "grader.grade" in edges["grader.api"]
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_between_packages():
+    found = cycles(graph())
+    if found:
+        edges = graph()
+        detail = "; ".join(" <-> ".join(c) + " (" + ", ".join(f"{a}->{b}" for a in c for b in sorted(edges.get(a, ()))
+                                                               if b in c) + ")" for c in found)
+        pytest.fail(f"import cycles between packages: {detail}")

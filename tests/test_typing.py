@@ -1,0 +1,29 @@
+"""mypy --strict passes on the public API and the typed packages (the files and the options are
+pyproject.toml's [tool.mypy])."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_mypy_strict_passes_on_the_typed_packages(tmp_path):
+    pytest.importorskip("mypy", reason="mypy is in the test extra: pip install -e '.[test]'")
+    cache = ROOT / ".mypy_cache"
+    r = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(cache)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Success: no issues found" in r.stdout
+    assert "grader/api.py" in (ROOT / "pyproject.toml").read_text()     # the API is among the files checked
+
+
+def test_mypy_would_find_an_error(tmp_path):
+    """The check can fail: the same options on a file with a type error."""
+    pytest.importorskip("mypy")
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(x: int) -> str:\n    return x\n")
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(bad)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "Incompatible return value type" in r.stdout
