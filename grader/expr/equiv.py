@@ -31,6 +31,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import sympy
+from sympy.core.evalf import PrecisionExhausted
 from sympy.core.relational import Relational
 
 from . import poly as P
@@ -248,12 +249,39 @@ def _plain(point) -> dict:
     return {s: (int(v) if v.is_Integer else v) for s, v in point}
 
 
+STRICT_POINTS = 4       # points where a - b is evaluated with error bounds when no clear mismatch shows
+
+
 def _mismatch(a, b, points):
+    """A point where ``a`` and ``b`` provably differ, or None: first a clear mismatch of their
+    values (exact, or 30 digits); then ``a - b`` itself at the first points, exactly or with
+    SymPy's error-bounded evaluation, so that a difference far below the 30 digits
+    (``4d² + 4d + exp(-200)`` against ``4d² + 4d``) is still a proof."""
     for point in points:
         p = dict(point)
         if _differs(_value(a, p), _value(b, p)):
             return _plain(point)
+    diff = a - b
+    for point in points[:STRICT_POINTS]:
+        if nonzero(diff.xreplace(dict(point))):
+            return _plain(point)
     return None
+
+
+def nonzero(v) -> bool:
+    """Whether the number ``v`` (SymPy, no symbols) is provably not zero: exactly for a rational;
+    otherwise by SymPy's evalf in strict mode, whose digits carry error bounds (a value it cannot
+    tell from zero at the precision it may use is no proof: False)."""
+    if v.is_Rational:
+        return v != 0
+    if getattr(v, "free_symbols", None) or not getattr(v, "is_number", False) \
+            or v.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        return False
+    try:
+        x = v.evalf(15, strict=True, maxn=120)
+    except (PrecisionExhausted, TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
+        return False
+    return bool(x.is_number) and not x.has(sympy.zoo, sympy.nan) and x != 0
 
 
 # -- the bounded SymPy step ---------------------------------------------------------------
@@ -291,7 +319,10 @@ def bounded(fn, seconds: float):
 
 def _simplify_zero(diff, timeout) -> Equivalence:
     def run():
-        return sympy.simplify(diff) == 0
+        simple = sympy.simplify(diff)
+        if simple == 0:
+            return True
+        return simple if not simple.free_symbols and nonzero(simple) else False
     try:
         zero = bounded(run, timeout)
     except TimeoutError:
@@ -300,8 +331,10 @@ def _simplify_zero(diff, timeout) -> Equivalence:
         return Equivalence(UNDECIDED, f"simplify skipped: {e}")
     except (TypeError, ValueError, NotImplementedError, RecursionError):
         return Equivalence(UNDECIDED, "simplify failed")
-    if zero:
+    if zero is True:
         return Equivalence(EQUAL, "simplify")
+    if zero is not False:           # a - b simplified to a number provably not 0
+        return Equivalence(DIFFERENT, "simplify")
     return Equivalence(UNDECIDED, "agree at every sample; simplify could not show a - b = 0")
 
 
@@ -333,14 +366,13 @@ def _truth(rel, point: dict):
     if o is None:
         return None
     f, kind = o
-    v = _value(f, point)
-    if v is None:
-        return None
+    v = f.xreplace(point)
     if not v.is_Rational:
+        if v.free_symbols or not nonzero(v):
+            return None           # on the boundary, or too close to it to tell
+        v = v.evalf(15)           # not 0, with error bounds: its sign is right
         if not v.is_real:
             return None
-        if abs(v) < sympy.Float("1e-20", 30):
-            return None           # too close to 0 to tell in 30 digits
     return bool(v > 0) if kind == ">" else bool(v >= 0) if kind == ">=" else bool(v == 0)
 
 
