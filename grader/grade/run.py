@@ -9,7 +9,8 @@ of the wrong type, over-long text, control characters.
 
 Every answer given comes back exactly once, in the order given. An answer a person must grade
 (``correct`` None: free text, an undecided equivalence, an answer the engine could not check)
-is not scored: its points are ``pending_points``, left out of ``score`` and ``max_score``.
+scores 0 until a person rules: its points stay in ``max_score`` and are also counted in
+``pending_points``, so that an answer nobody has graded can never raise a percentage.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ class Result:
     read_as: str | None = None
     variant: str | None = None
     location: Location | None = None
-    pending_points: float = 0.0  # a person must grade it: its points, not in score/max_score
+    pending_points: float = 0.0  # a person must grade it: its points (in max_score, counted 0 in score)
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class SubmissionResult:
     location: Location | None
     results: tuple
     score: float
-    max_score: float            # the bank's points, less pending_points
+    max_score: float            # the bank's points (pending_points included: counted 0 until graded)
     unanswered: tuple = ()
     pending_points: float = 0.0  # points of the answers a person must grade
 
@@ -131,7 +132,7 @@ def _score(bank, plans, outcomes: dict, limits: Limits) -> list:
         unanswered = tuple(p.id for p in bank.problems if p.id not in answered)
         pending = sum(r.pending_points for r in results)
         subs.append(SubmissionResult(sub.learner, sub.file, sub.location, tuple(results),
-                                     round(sum(r.score for r in results), 6), total - pending, unanswered, pending))
+                                     round(sum(r.score for r in results), 6), total, unanswered, pending))
     return subs
 
 
@@ -141,8 +142,8 @@ def _result(ans, problem, variant, settled) -> Result:
     pending = points if correct is None else 0.0
     if variant:
         feedback = f"{feedback} ({variant})"
-    return Result(id=str(ans.problem_id), answer=echo(ans.raw), score=round(frac * (points - pending), 6),
-                  max_score=points - pending, correct=correct, feedback=feedback, status=status, read_as=read_as,
+    return Result(id=str(ans.problem_id), answer=echo(ans.raw), score=0.0 if pending else round(frac * points, 6),
+                  max_score=points, correct=correct, feedback=feedback, status=status, read_as=read_as,
                   variant=variant, location=ans.location, pending_points=pending)
 
 
