@@ -26,6 +26,17 @@ class Seconds(click.FloatRange):
         return seconds
 
 
+def _memory_budget(ctx, param, value):
+    """--memory-budget as bytes (None: the measuring process's default)."""
+    if value is None:
+        return None
+    from grader.spec.budget import parse_size
+    try:
+        return parse_size(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 @click.command("check-spec")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text", show_default=True,
@@ -41,8 +52,12 @@ class Seconds(click.FloatRange):
               help="Time limit per claim, in seconds (a number > 0): its checks and its measurements "
                    "together; PyTorch's one-time import is counted to no claim. A claim past it is an "
                    "error and the others go on.")
+@click.option("--memory-budget", "memory_budget", metavar="SIZE", default=None, callback=_memory_budget,
+              help="Memory one measurement may need, e.g. 2GiB, 512MB or 25% (of the memory available); "
+                   "a check estimated to need more is an error saying so, before anything is allocated. "
+                   "Default: half the memory available.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every check's evidence and the corrected statements.")
-def check_spec(paths, fmt, output, device, only, timeout, verbose):
+def check_spec(paths, fmt, output, device, only, timeout, memory_budget, verbose):
     """Check every claim of the spec(s) at PATHS (files or folders; none: the bundled subject 17-08).
 
     Exit status: 0 when every verdict is what the spec expects, 1 when one is not (or a check
@@ -62,7 +77,7 @@ def check_spec(paths, fmt, output, device, only, timeout, verbose):
     # selection is known to need it.
     measurer = None
     if device == "cuda" or (only is None and may_measure(list(paths) or None)):
-        measurer = Measurer().start()
+        measurer = Measurer(memory_budget=memory_budget).start()
     try:
         from grader.spec.load import load_subjects
         from grader.spec.run import needs_measurement, run_subjects, select
@@ -77,7 +92,7 @@ def check_spec(paths, fmt, output, device, only, timeout, verbose):
         if only and not claims:
             raise click.BadParameter(f"no claim id matches {only!r}", param_hint="--only")
         if measurer is None and needs_measurement(claims):
-            measurer = Measurer().start()
+            measurer = Measurer(memory_budget=memory_budget).start()
         elif measurer is not None and device != "cuda" and not needs_measurement(claims):
             measurer.close()
             measurer = None

@@ -17,6 +17,7 @@ import re
 from grader import yamlio
 from grader.errors import ErrorList, GraderError, InputError, Location, SpecError
 
+from .budget import size_problem
 from .checks import KINDS
 from .figures import FigureError, parse_figure
 from .files import may_measure, spec_files  # noqa: F401  (both part of this module's API)
@@ -400,6 +401,8 @@ class _Loader:
             return f"must be a number, got {v!r}"
         if isinstance(v, float) and not math.isfinite(v):
             return f"must be a finite number, got {v!r}"
+        if abs(v) >= 10 ** MAX_VALUE_DIGITS:       # no size or count of a text comes near it
+            return f"is too large (at most {MAX_VALUE_DIGITS} digits)"
         a = self.assumptions.get(symbol, {})
         if a.get("integer") and not isinstance(v, int):
             return f"must be an integer ({symbol} is declared integer), got {v!r}"
@@ -495,6 +498,11 @@ class _Loader:
                     return False
             note = f" ({', '.join(names)} from vary)" if vary else ""
             if not self.meets_constraints(point, at_loc, "the values", note):
+                return False
+            too_big = size_problem(point)      # grader.spec.budget: beyond what torch can represent
+            if too_big:
+                self.error(f"{what}: sizes {', '.join(f'{k}={v:,}' for k, v in point.items())}{note} are too large: "
+                           f"{too_big}", at_loc)
                 return False
             if "d" in point and "h" in point and point["d"] % point["h"]:
                 self.error(f"{what}: mha needs h to divide d (d_k = d/h heads' width), got d={point['d']}, "
@@ -708,6 +716,7 @@ class _Loader:
 
 
 _BAD = object()
+MAX_VALUE_DIGITS = 100
 _BOOLS = {True: True, False: False, "true": True, "false": False}
 SIZE_ORDER = {"d": 0, "h": 1, "n": 2, "b": 3}
 _NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
