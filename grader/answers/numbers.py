@@ -249,7 +249,7 @@ def approximate(expr) -> Fraction | None:
         return None
     from sympy.core.evalf import PrecisionExhausted
     try:
-        approx = expr.evalf(30, strict=True)
+        approx = expr.evalf(30, strict=True, maxn=1000)
     except PrecisionExhausted:          # indistinguishable from 0 at the digits SymPy may use
         return Fraction(0)
     except (TypeError, ValueError, ArithmeticError, RecursionError):

@@ -31,7 +31,6 @@ from fractions import Fraction
 from functools import lru_cache
 
 import sympy
-from sympy.core.evalf import PrecisionExhausted
 from sympy.core.relational import Relational
 
 from . import poly as P
@@ -250,6 +249,7 @@ def _plain(point) -> dict:
 
 
 STRICT_POINTS = 4       # points where a - b is evaluated with error bounds when no clear mismatch shows
+STRICT_DIGITS = 1000    # working precision SymPy may use to tell a value from 0 (answers' numbers: 400 digits)
 
 
 def _mismatch(a, b, points):
@@ -270,18 +270,89 @@ def _mismatch(a, b, points):
 
 def nonzero(v) -> bool:
     """Whether the number ``v`` (SymPy, no symbols) is provably not zero: exactly for a rational;
-    otherwise by SymPy's evalf in strict mode, whose digits carry error bounds (a value it cannot
-    tell from zero at the precision it may use is no proof: False)."""
+    otherwise by interval arithmetic (:func:`sign`). Anything it cannot bound is no proof: False."""
     if v.is_Rational:
         return v != 0
-    if getattr(v, "free_symbols", None) or not getattr(v, "is_number", False) \
-            or v.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-        return False
-    try:
-        x = v.evalf(15, strict=True, maxn=120)
-    except (PrecisionExhausted, TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
-        return False
-    return bool(x.is_number) and not x.has(sympy.zoo, sympy.nan) and x != 0
+    return sign(v) is not None
+
+
+def sign(v) -> int | None:
+    """+1 or -1 when the real number ``v`` (SymPy, no symbols) is provably positive or negative,
+    None when that cannot be shown (it may be 0, it is not real, or it holds something the
+    intervals do not cover). The proof is interval arithmetic (mpmath's ``iv``, outward rounding)
+    at about :data:`STRICT_DIGITS` digits, so a difference of 10⁻³⁰⁰ is told from 0; SymPy's own
+    evalf is not used for this, since it can give 0 for log(1 + 10⁻³⁰⁰) even in strict mode."""
+    if v.is_Rational:
+        return (v > 0) - (v < 0) or None
+    if getattr(v, "free_symbols", None) or not getattr(v, "is_number", False):
+        return None
+    for digits in (40, STRICT_DIGITS):       # most values are far from 0: 40 digits tell
+        try:
+            x = _interval(v, _iv(digits))
+        except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
+            return None
+        if x is None:
+            return None
+        if x.a > 0 or x.b < 0:
+            return 1 if x.a > 0 else -1
+    return None
+
+
+@lru_cache(maxsize=4)
+def _iv(digits: int):
+    """A private mpmath interval context at ``digits`` digits (mpmath's shared ``iv`` is left as
+    it is)."""
+    from mpmath.ctx_iv import MPIntervalContext
+    ctx = MPIntervalContext()
+    ctx.prec = int(digits * 3.33)
+    return ctx
+
+
+def _interval(e, iv):
+    """An interval (mpmath ``iv``) holding the value of the SymPy number ``e``, or None for what it
+    does not cover: the parser's whitelist (sums, products, powers, sqrt, exp, log, abs, min,
+    max, π and e) is."""
+    if e.is_Rational:
+        return iv.mpf(int(e.p)) / iv.mpf(int(e.q))
+    if e is sympy.pi:
+        return iv.pi
+    if e is sympy.E:
+        return iv.e
+    args = [_interval(a, iv) for a in e.args] if not e.is_Atom else []
+    if any(a is None for a in args):
+        return None
+    if e.is_Add:
+        total = args[0]
+        for a in args[1:]:
+            total = total + a
+        return total
+    if e.is_Mul:
+        product = args[0]
+        for a in args[1:]:
+            product = product * a
+        return product
+    if e.is_Pow:
+        base, exponent = args
+        if e.exp.is_Integer:
+            return base ** int(e.exp)
+        if base.a > 0:
+            return iv.exp(exponent * iv.log(base))
+        return None
+    if isinstance(e, sympy.exp):
+        return iv.exp(args[0])
+    if isinstance(e, sympy.log) and len(args) == 1:
+        return iv.log(args[0]) if args[0].a > 0 else None
+    if isinstance(e, sympy.Abs):
+        x = args[0]
+        if x.a >= 0:
+            return x
+        if x.b <= 0:
+            return -x
+        return iv.mpf([0, max(-x.a, x.b)])
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        pick = min if isinstance(e, sympy.Min) else max
+        return iv.mpf([pick(a.a for a in args), pick(a.b for a in args)])
+    return None
 
 
 # -- the bounded SymPy step ---------------------------------------------------------------
@@ -368,11 +439,10 @@ def _truth(rel, point: dict):
     f, kind = o
     v = f.xreplace(point)
     if not v.is_Rational:
-        if v.free_symbols or not nonzero(v):
+        s = sign(v)
+        if s is None:
             return None           # on the boundary, or too close to it to tell
-        v = v.evalf(15)           # not 0, with error bounds: its sign is right
-        if not v.is_real:
-            return None
+        return s > 0 if kind in (">", ">=") else False
     return bool(v > 0) if kind == ">" else bool(v >= 0) if kind == ">=" else bool(v == 0)
 
 
@@ -493,9 +563,13 @@ def _boundary_points(parts, syms: tuple, cons) -> tuple:
                     continue
                 x = -Fraction(b_) / a_
                 v = sympy.Rational(x.numerator, x.denominator)
-                if _fits(s, v) and _meets(point | {s: v}, cons):
-                    point[s] = v
-                    out.append(tuple(sorted(point.items(), key=lambda kv: kv[0].name)))
+                # on the boundary, and (an integer symbol) its neighbours either side: where a
+                # relation the boundary alone does not tell apart (n > 2d + √d against n > 2d,
+                # at n = 2d + 1) is told apart
+                near = (v, v + 1, v - 1) if s.is_integer and v.is_Integer else (v,)
+                for w in near:
+                    if _fits(s, w) and _meets(point | {s: w}, cons):
+                        out.append(tuple(sorted((point | {s: w}).items(), key=lambda kv: kv[0].name)))
     return tuple(out)
 
 
