@@ -308,6 +308,12 @@ def loads(text: str, name: str = "<input>", *, max_bytes: int = DEFAULT_MAX_BYTE
         mark = e.problem_mark or e.context_mark
         where = Location(name, mark.line + 1, mark.column + 1) if mark else Location(name)
         raise InputError(f"invalid YAML: {e.problem or e.context}", where) from None
+    except yaml.reader.ReaderError as e:        # a character YAML does not allow: where it stands
+        at = max(0, min(int(e.position), len(text)))
+        line = text.count("\n", 0, at) + 1
+        where = Location(name, line, at - (text.rfind("\n", 0, at) + 1) + 1)
+        raise InputError(f"invalid YAML: {e.reason}: character U+{ord(e.character) if isinstance(e.character, str) else e.character:04X}"
+                         if e.character is not None else f"invalid YAML: {e.reason}", where) from None
     except yaml.YAMLError as e:
         raise InputError(f"invalid YAML: {e}", Location(name)) from None
     except RecursionError:
