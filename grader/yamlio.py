@@ -135,6 +135,10 @@ def _tag_message(tag: str) -> str:
     return f"tag {_short(tag)} is not allowed (only plain data: text, numbers, true/false, null, lists and mappings)"
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+NOT_TEXT = "\ufffd"             # what stands in an answers file for what is not valid Unicode
+
+
 _SPECIAL = {"true": True, "false": False, "": None, "~": None, "null": None, **_NONFINITE}
 _MISSING = object()
 
@@ -214,8 +218,8 @@ class _Reader:
             raise InputError(f"integer too large ({len(value):,} digits; at most {MAX_INT_DIGITS:,})", self.loc(node))
         try:
             return make(self.loader, node)
-        except (ValueError, TypeError, OverflowError, yaml.YAMLError) as e:
-            raise InputError(f"cannot read {value[:40]!r} as {_short(tag)}: {e}", self.loc(node)) from None
+        except (ValueError, TypeError, OverflowError, IndexError, KeyError, AttributeError, yaml.YAMLError) as e:
+            raise InputError(f"cannot read {value[:40]!r} as {_short(tag)}", self.loc(node)) from None
 
     def core_tagged(self, node):
         """An explicitly tagged scalar of an answers file: the core tags, read as plain ones are."""
@@ -293,7 +297,16 @@ def loads(text: str, name: str = "<input>", *, max_bytes: int = DEFAULT_MAX_BYTE
           answers: bool = False):
     """Parse YAML text; ``multi`` returns the list of all documents; ``answers`` reads a
     learner's answers file (module doc)."""
-    if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as e:     # a lone surrogate: text no file could hold (decode() never makes one)
+        if not answers:
+            line = text.count("\n", 0, e.start) + 1
+            raise InputError("not valid Unicode (a lone surrogate)",
+                             Location(name, line, e.start - (text.rfind("\n", 0, e.start) + 1) + 1)) from None
+        text = _SURROGATES.sub(NOT_TEXT, text)      # reported per answer, as bytes that were not UTF-8 are
+        size = len(text.encode("utf-8"))
+    if size > max_bytes:
         raise InputError(f"file is larger than {max_bytes} bytes", Location(name))
     loader = _loader(text, answers)
     try:

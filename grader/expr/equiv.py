@@ -283,7 +283,7 @@ def sign(v) -> int | None:
     at about :data:`STRICT_DIGITS` digits, so a difference of 10⁻³⁰⁰ is told from 0; SymPy's own
     evalf is not used for this, since it can give 0 for log(1 + 10⁻³⁰⁰) even in strict mode."""
     if v.is_Rational:
-        return (v > 0) - (v < 0) or None
+        return 1 if v > 0 else -1 if v < 0 else None
     if getattr(v, "free_symbols", None) or not getattr(v, "is_number", False):
         return None
     for digits in (40, STRICT_DIGITS):       # most values are far from 0: 40 digits tell
@@ -455,17 +455,18 @@ def _relations(a, b, cons, timeout) -> Equivalence:
     if not pa and not pb:
         return Equivalence(EQUAL, "both always true")
     decided = None
-    if len(pa) == len(pb):
+    # a relation without symbols is true or false everywhere: only the sample points tell it apart
+    if len(pa) == len(pb) and a.free_symbols and b.free_symbols:
         left = list(pb)
         for x in pa:
-            match = next((y for y in left if _single(x, y).verdict == EQUAL), None)
+            match = next((y for y in left if _single(x, y, timeout).verdict == EQUAL), None)
             if match is None:
                 break
             left.remove(match)
         else:
-            return _single(pa[0], pb[0]) if len(pa) == 1 else Equivalence(EQUAL, "each relation")
+            return _single(pa[0], pb[0], timeout) if len(pa) == 1 else Equivalence(EQUAL, "each relation")
         if len(pa) == 1:
-            decided = _single(pa[0], pb[0])
+            decided = _single(pa[0], pb[0], timeout)
     points = _points(tuple(syms), cons)
     for batch in (points, None):
         if batch is None:
@@ -489,7 +490,11 @@ def _essential(parts) -> tuple:
     out = []
     for r in parts:
         o = _oriented(r)
-        if o is not None and ((o[1] == ">" and o[0].is_positive) or (o[1] == ">=" and o[0].is_nonnegative)):
+        if o is not None and not o[0].free_symbols:     # a number: its sign, by intervals
+            s = sign(o[0])
+            if (o[1] == ">" and s == 1) or (o[1] == ">=" and (s == 1 or o[0] == 0)):
+                continue
+        elif o is not None and ((o[1] == ">" and o[0].is_positive) or (o[1] == ">=" and o[0].is_nonnegative)):
             continue
         out.append(r)
     return tuple(out)
@@ -510,8 +515,10 @@ def _constant_ratio(fa, fb):
     return c if x == P.scale(y, c) else None
 
 
-def _single(a, b) -> Equivalence:
-    """Two single relations compared by the sign of f₁/f₂ (no counterexample here)."""
+def _single(a, b, timeout: float = 2.0) -> Equivalence:
+    """Two single relations compared by the sign of f₁/f₂ (no counterexample here); SymPy's
+    cancel and factor under the time limit (a ratio holding exp(-508) is a polynomial of degree
+    508 to them: seconds to factor)."""
     oa, ob = _oriented(a), _oriented(b)
     if oa is None or ob is None:
         return Equivalence(UNDECIDED, "unsupported relation")
@@ -520,22 +527,37 @@ def _single(a, b) -> Equivalence:
         return Equivalence(UNDECIDED, "degenerate relation")
     c = _constant_ratio(fa, fb)
     if c is not None:
-        r = sympy.Rational(c.numerator, c.denominator)
+        positive, negative = c > 0, c < 0
     else:
-        try:
+        def ratio():
             r = sympy.cancel(sympy.together(fa / fb))
             r = sympy.factor(r) if not (r.is_positive or r.is_negative) else r
+            return bool(r.is_positive), bool(r.is_negative)
+        try:
+            positive, negative = _within(ratio, timeout)
+        except TimeoutError:
+            return Equivalence(UNDECIDED, f"ratio timed out ({timeout:g}s)")
         except (sympy.PolynomialError, TypeError, ValueError, RecursionError):
             return Equivalence(UNDECIDED, "ratio")
     if ka == "=" or kb == "=":
-        if ka == kb and (r.is_positive or r.is_negative):
+        if ka == kb and (positive or negative):
             return Equivalence(EQUAL, "constant-sign factor")
         return Equivalence(UNDECIDED if ka == kb else DIFFERENT, "kind")
-    if r.is_positive:
+    if positive:
         return Equivalence(EQUAL, "positive factor") if ka == kb else Equivalence(DIFFERENT, "strictness")
-    if r.is_negative:
+    if negative:
         return Equivalence(DIFFERENT, "reversed")
     return Equivalence(UNDECIDED, "ratio of unknown sign")
+
+
+def _within(fn, seconds: float):
+    """``fn()`` under :func:`bounded`'s time limit where there is one (the main thread), else as it is."""
+    try:
+        return bounded(fn, seconds)
+    except RuntimeError as e:
+        if "main thread" not in str(e):
+            raise
+        return fn()
 
 
 def _boundary_points(parts, syms: tuple, cons) -> tuple:

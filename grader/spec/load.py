@@ -303,9 +303,10 @@ class _Loader:
             spec_symbols[name] = clean
         aliases = self.mapping(data, "aliases", required=False) or {}
         for a, target in aliases.items():
-            if target not in spec_symbols:
+            if not isinstance(target, str) or target not in spec_symbols:
                 self.error(f"alias {a!r} names an unknown symbol {target!r}; symbols are "
                            f"{', '.join(spec_symbols) or '(none)'}", aliases.loc_of(a))
+        aliases = {a: t for a, t in aliases.items() if isinstance(t, str)}     # (a mapping is no name)
         self.symbol_list = list(spec_symbols)
         self.assumptions = dict(spec_symbols)
         self.aliases = {a: t for a, t in aliases.items() if t in spec_symbols}
@@ -581,7 +582,7 @@ class _Loader:
                 self.error("a check must be a mapping with 'kind'", loc)
                 continue
             kind = c["kind"]
-            if kind not in KINDS:
+            if not isinstance(kind, str) or kind not in KINDS:
                 self.error(f"unknown check kind {kind!r}; expected one of: {', '.join(sorted(KINDS))}",
                            c.loc_of("kind"))
                 continue
@@ -642,7 +643,7 @@ class _Loader:
                 self.error(f"bad figure {v!r} for {name}: {e}", loc)
                 out = None
         elif ftype == "model":
-            out = self.models.get(v)
+            out = self.models.get(v) if isinstance(v, str) else None
             if out is None:
                 self.error(f"unknown model {v!r}; the spec's models are {', '.join(self.models) or '(none)'}", loc)
         elif ftype == "symbols":
