@@ -326,13 +326,12 @@ def _not_exact(reference: Fraction, expr, factor, unit: str) -> str:
     """"Not exactly 1,048,576: ... differs from it by about 1.38 × 10⁻⁸⁷" (the difference from
     SymPy's error-bounded evaluation)."""
     import sympy
-    from .numbers import approximate
+
+    from grader.expr.equiv import enclosure, sign
     diff = expr * sympy.Rational(factor.numerator, factor.denominator) - sympy.Rational(reference.numerator,
                                                                                         reference.denominator)
-    try:
-        off = approximate(sympy.Abs(diff))
-    except Unreadable:
-        off = None
+    bounds = enclosure(diff, 1000) if sign(diff) is not None else None
+    off = abs(bounds[0] + bounds[1]) / 2 if bounds else None
     shown = f"about {format_value(off, 3)}" if off else "a tiny amount"
     return (f"Not exactly {format_value(reference)}{unit}: the question asks for the exact value, and this "
             f"differs from it by {shown}.")

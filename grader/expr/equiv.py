@@ -298,6 +298,29 @@ def sign(v) -> int | None:
     return None
 
 
+def enclosure(v, digits: int = 40) -> tuple | None:
+    """Exact bounds ``(low, high)`` (Fractions) of the real number ``v`` (SymPy, no symbols) from
+    interval arithmetic at ``digits`` digits; None where the intervals do not cover it."""
+    if v.is_Rational:
+        f = Fraction(int(v.p), int(v.q))
+        return f, f
+    try:
+        x = _interval(v, _iv(digits))
+    except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
+        return None
+    if x is None:
+        return None
+
+    def exact(end):
+        sign_, man, exp, _ = end
+        f = Fraction(int(man)) * Fraction(2) ** int(exp)
+        return -f if sign_ else f
+    try:
+        return exact(x._mpi_[0]), exact(x._mpi_[1])
+    except (TypeError, ValueError, OverflowError):      # an infinite end
+        return None
+
+
 @lru_cache(maxsize=4)
 def _iv(digits: int):
     """A private mpmath interval context at ``digits`` digits (mpmath's shared ``iv`` is left as
