@@ -167,6 +167,9 @@ def _one(item, loc: Location, file: str, subs: list, errors: list):
     name = str(learner).strip()
     good = []
     for k, v in answers.items():
+        if k.__class__ is str and k and not k.isspace():       # a problem id (the bank says which)
+            good.append(_answer(answers, k, v))
+            continue
         why = _bad_key(k)
         if why is None:
             good.append(_answer(answers, k, v))
