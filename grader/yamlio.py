@@ -9,6 +9,11 @@
   recurses in C: text that may nest deeper than :data:`C_DEPTH_LIMIT` is composed in Python.)
 - Mappings come back as :class:`YDict` and sequences as :class:`YList`, which remember where
   each key, value and item stands, so that later stages can report errors at the right line.
+- Files (:func:`read_bytes`, :func:`read_text`): regular files only (a FIFO, a device, a socket
+  or a folder, or a link to one, is refused before it is opened for reading, and again on the
+  opened descriptor), read with a bound rather than trusting ``st_size``; UTF-8, or UTF-16/32
+  with a byte order mark. In an answers file, bytes that are not text become U+FFFD, which
+  the answer rule reports per answer; elsewhere they refuse the file.
 
 Two ways of reading scalars:
 
@@ -26,9 +31,11 @@ Two ways of reading scalars:
 """
 from __future__ import annotations
 
+import codecs
+import os
 import re
+import stat
 from dataclasses import dataclass
-from pathlib import Path
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -128,6 +135,10 @@ def _tag_message(tag: str) -> str:
     return f"tag {_short(tag)} is not allowed (only plain data: text, numbers, true/false, null, lists and mappings)"
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+NOT_TEXT = "\ufffd"             # what stands in an answers file for what is not valid Unicode
+
+
 _SPECIAL = {"true": True, "false": False, "": None, "~": None, "null": None, **_NONFINITE}
 _MISSING = object()
 
@@ -207,8 +218,8 @@ class _Reader:
             raise InputError(f"integer too large ({len(value):,} digits; at most {MAX_INT_DIGITS:,})", self.loc(node))
         try:
             return make(self.loader, node)
-        except (ValueError, TypeError, OverflowError, yaml.YAMLError) as e:
-            raise InputError(f"cannot read {value[:40]!r} as {_short(tag)}: {e}", self.loc(node)) from None
+        except (ValueError, TypeError, OverflowError, IndexError, KeyError, AttributeError, yaml.YAMLError) as e:
+            raise InputError(f"cannot read {value[:40]!r} as {_short(tag)}", self.loc(node)) from None
 
     def core_tagged(self, node):
         """An explicitly tagged scalar of an answers file: the core tags, read as plain ones are."""
@@ -286,7 +297,16 @@ def loads(text: str, name: str = "<input>", *, max_bytes: int = DEFAULT_MAX_BYTE
           answers: bool = False):
     """Parse YAML text; ``multi`` returns the list of all documents; ``answers`` reads a
     learner's answers file (module doc)."""
-    if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as e:     # a lone surrogate: text no file could hold (decode() never makes one)
+        if not answers:
+            line = text.count("\n", 0, e.start) + 1
+            raise InputError("not valid Unicode (a lone surrogate)",
+                             Location(name, line, e.start - (text.rfind("\n", 0, e.start) + 1) + 1)) from None
+        text = _SURROGATES.sub(NOT_TEXT, text)      # reported per answer, as bytes that were not UTF-8 are
+        size = len(text.encode("utf-8"))
+    if size > max_bytes:
         raise InputError(f"file is larger than {max_bytes} bytes", Location(name))
     loader = _loader(text, answers)
     try:
@@ -301,6 +321,12 @@ def loads(text: str, name: str = "<input>", *, max_bytes: int = DEFAULT_MAX_BYTE
         mark = e.problem_mark or e.context_mark
         where = Location(name, mark.line + 1, mark.column + 1) if mark else Location(name)
         raise InputError(f"invalid YAML: {e.problem or e.context}", where) from None
+    except yaml.reader.ReaderError as e:        # a character YAML does not allow: where it stands
+        at = max(0, min(int(e.position), len(text)))
+        line = text.count("\n", 0, at) + 1
+        where = Location(name, line, at - (text.rfind("\n", 0, at) + 1) + 1)
+        raise InputError(f"invalid YAML: {e.reason}: character U+{ord(e.character) if isinstance(e.character, str) else e.character:04X}"
+                         if e.character is not None else f"invalid YAML: {e.reason}", where) from None
     except yaml.YAMLError as e:
         raise InputError(f"invalid YAML: {e}", Location(name)) from None
     except RecursionError:
@@ -310,17 +336,87 @@ def loads(text: str, name: str = "<input>", *, max_bytes: int = DEFAULT_MAX_BYTE
 
 
 def load_file(path, *, max_bytes: int = DEFAULT_MAX_BYTES, multi: bool = False, answers: bool = False):
-    """Read and parse one YAML or JSON file; every failure is an InputError."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > max_bytes:
-            raise InputError(f"file is larger than {max_bytes} bytes ({size})", Location(str(path)))
-        raw = p.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror or e}", Location(str(path))) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 text (byte {e.start})", Location(str(path))) from None
+    """Read and parse one YAML or JSON file (:func:`read_text`); every failure is an InputError."""
+    text = read_text(path, max_bytes=max_bytes, answers=answers)
     return loads(text, str(path), max_bytes=max_bytes, multi=multi, answers=answers)
+
+
+_NOT_REGULAR = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+READ_CHUNK = 1 << 20
+
+
+def _not_regular(mode: int) -> str | None:
+    for test, what in _NOT_REGULAR:
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "a special file"
+
+
+def read_bytes(path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The bytes of one regular file, at most ``max_bytes``; every failure is an InputError.
+
+    A FIFO, a device, a socket or a folder (or a symbolic link to one) is refused before it is
+    opened for reading (``stat``), and again on the descriptor once opened (``fstat``: a file
+    swapped in between is refused too); it is opened non-blocking, so that even then no FIFO
+    can hang the reader. The size is enforced by the read itself (at most ``max_bytes`` + 1
+    bytes are read), never taken from ``st_size``: /proc files and sparse files lie about it."""
+    where = Location(str(path))
+    try:
+        kind = _not_regular(os.stat(path).st_mode)
+        if kind:
+            raise InputError(f"{kind}, not a regular file: only regular files are read", where)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror or e}", where) from None
+    try:
+        kind = _not_regular(os.fstat(fd).st_mode)
+        if kind:
+            raise InputError(f"{kind}, not a regular file: only regular files are read", where)
+        chunks, total = [], 0
+        while total <= max_bytes:
+            chunk = os.read(fd, min(READ_CHUNK, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > max_bytes:
+            raise InputError(f"file is larger than {max_bytes:,} bytes", where)
+        return b"".join(chunks)
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror or e}", where) from None
+    finally:
+        os.close(fd)
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def decode(raw: bytes, name: str = "<input>", *, answers: bool = False) -> str:
+    """Text of a file's bytes: UTF-8, or UTF-16/UTF-32 with a byte order mark (the BOM dropped).
+    Bytes that are not valid in that encoding refuse a data file (with the byte's line and
+    column); in an answers file each becomes U+FFFD, which the answer rule reports where it
+    stands (``invalid answer: not valid Unicode at column 12``), so that the file's other
+    answers are still read."""
+    encoding, start = "utf-8", 0
+    for bom, enc in _BOMS:
+        if raw.startswith(bom):
+            encoding, start = enc, len(bom)
+            break
+    body = raw[start:]
+    if answers:
+        return body.decode(encoding, "replace")
+    try:
+        return body.decode(encoding)
+    except UnicodeDecodeError as e:
+        good = body[:e.start].decode(encoding, "replace")
+        line = good.count("\n") + 1
+        column = len(good) - (good.rfind("\n") + 1) + 1
+        raise InputError(f"not {encoding.upper().replace('-LE', '').replace('-BE', '')} text (byte {start + e.start})",
+                         Location(name, line, column)) from None
+
+
+def read_text(path, *, max_bytes: int = DEFAULT_MAX_BYTES, answers: bool = False) -> str:
+    """A regular file's text (:func:`read_bytes`, then :func:`decode`)."""
+    return decode(read_bytes(path, max_bytes=max_bytes), str(path), answers=answers)

@@ -216,14 +216,16 @@ def bank_points():
     return sum(p.points for p in load_bank())
 
 
-def test_free_text_is_pending_for_a_person_not_scored_json(tmp_path):
+def test_free_text_is_pending_for_a_person_counted_0_in_max_score_json(tmp_path):
+    # issue 13: pending points stay in max_score (counted 0 until a person rules), so that an
+    # answer nobody has graded can never raise a percentage
     r, data = as_json(write(tmp_path / "alice.yaml", ALICE))
     [sub] = data["submissions"]
     free = by_id(sub)["17-08/practice-2"]                       # 2 points, free text
     assert free["correct"] is None and free["status"] == "needs_person"
-    assert free["score"] == 0 and free["max_score"] == 0 and free["pending_points"] == 2
+    assert free["score"] == 0 and free["max_score"] == 2 and free["pending_points"] == 2
     assert sub["score"] == 7
-    assert sub["max_score"] == bank_points() - 2 and sub["pending_points"] == 2
+    assert sub["max_score"] == bank_points() and sub["pending_points"] == 2
     assert by_id(sub)["17-08/practice-1"]["pending_points"] == 0
 
 
@@ -232,13 +234,13 @@ def test_free_text_in_gradescope_is_not_a_failed_test(tmp_path):
     r = grade("--format", "gradescope", "--output", out, write(tmp_path / "alice.yaml", ALICE))
     assert r.exit_code == 0, r.stderr
     data = json.loads(out.read_text())
-    assert data["score"] == 7 and data["max_score"] == bank_points() - 2
+    assert data["score"] == 7 and data["max_score"] == bank_points()     # pending: counted 0, not left out
     [free] = [t for t in data["tests"] if t["name"].startswith("17-08/practice-2")]
     assert free["status"] != "failed"
-    assert free["score"] == 0 and free["max_score"] == 0
-    assert "needs a person to grade it (2 points" in free["name"] + free["output"].lower()
+    assert free["score"] == 0 and free["max_score"] == 2
+    assert "needs a person to grade it (2 points, counted 0 until then)" in free["name"] + free["output"].lower()
     assert "2 points wait for a person" in data["output"]
-    assert sum(t["max_score"] for t in data["tests"]) == 1 + 2 + 2 + 1 + 2 + 1   # the six scored answers
+    assert sum(t["max_score"] for t in data["tests"]) == 1 + 2 + 2 + 1 + 2 + 1 + 2   # the six scored answers + free text
 
 
 def test_exercises_for_a_learner_shows_the_numbers_grade_uses(tmp_path):

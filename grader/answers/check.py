@@ -280,20 +280,62 @@ _PREPARERS = {"number": _prep_number, "quantity": _prep_quantity, "shape": _prep
 def _check_number(spec: AnswerSpec, raw) -> Outcome:
     ref: NumberRef = prepare(spec)
     r = read_number(raw)
-    v = verdict(r.value, r.sig_figs, r.half_unit, ref.value, spec.tolerance, ref.min_sig)
+    error = r.error
+    v = verdict(r.value, r.sig_figs, r.half_unit, ref.value, spec.tolerance, ref.min_sig, error)
     if v in ACCEPTED:
         return fb.correct(r.read_as, _accepted_note(v, r, ref.value, spec, ""))
+    if error is not None:               # not rational: equal only if proven so
+        same = _exactly(r.expr, ref.value)
+        if same == "equal":
+            return fb.correct(r.read_as)
+        if same == "undecided":
+            return fb.undecided(r.read_as)
     half = r.half_unit
     for mv, m in ref.mistakes:
-        if accepted(r.value, r.sig_figs, half, mv.value, spec.tolerance, ref.min_sig):
+        if accepted(r.value, r.sig_figs, half, mv.value, spec.tolerance, ref.min_sig, error):
             return fb.from_mistake(r.read_as, m)
     for value, message in ref.variants:     # a coarse answer must be a variant exactly to count as one
         if (r.value == value if v == COARSE else
-                accepted(r.value, r.sig_figs, half, value, spec.tolerance, ref.min_sig)):
+                accepted(r.value, r.sig_figs, half, value, spec.tolerance, ref.min_sig, error)):
             return fb.wrong(r.read_as, message)
     if v == COARSE:
         return fb.wrong(r.read_as, fb.too_coarse(r.read_as, r.sig_figs or 0, ref.min_sig, spec.tolerance))
+    if error is not None and _near(r.value, ref.value):
+        return fb.wrong(r.read_as, _not_exact(ref.value, r.expr, Fraction(1), ""))
     return fb.wrong(r.read_as, fb.otherwise(spec.feedback, "not the expected value"))
+
+
+def _exactly(expr, reference: Fraction, factor: Fraction = Fraction(1)) -> str:
+    """Whether the SymPy number ``expr`` × ``factor`` is exactly ``reference``: equal, different
+    or undecided, by :func:`grader.expr.equivalent` (exact, then error-bounded evaluation, then
+    bounded SymPy)."""
+    import sympy
+
+    from grader.expr import equivalent
+    from .numbers import _no_symbols
+    target = sympy.Rational(reference.numerator, reference.denominator)
+    scaled = expr * sympy.Rational(factor.numerator, factor.denominator)
+    return equivalent(scaled, target, _no_symbols()).verdict
+
+
+def _near(value: Fraction, reference: Fraction) -> bool:
+    """Within a millionth of the reference: close enough that "not exact" is the news."""
+    return abs(value - reference) <= abs(reference) / 10**6
+
+
+def _not_exact(reference: Fraction, expr, factor, unit: str) -> str:
+    """"Not exactly 1,048,576: ... differs from it by about 1.38 × 10⁻⁸⁷" (the difference from
+    SymPy's error-bounded evaluation)."""
+    import sympy
+
+    from grader.expr.equiv import enclosure, sign
+    diff = expr * sympy.Rational(factor.numerator, factor.denominator) - sympy.Rational(reference.numerator,
+                                                                                        reference.denominator)
+    bounds = enclosure(diff, 1000) if sign(diff) is not None else None
+    off = abs(bounds[0] + bounds[1]) / 2 if bounds else None
+    shown = f"about {format_value(off, 3)}" if off else "a tiny amount"
+    return (f"Not exactly {format_value(reference)}{unit}: the question asks for the exact value, and this "
+            f"differs from it by {shown}.")
 
 
 def _accepted_note(v: str, r: Reading, ref: Fraction, spec: AnswerSpec, unit: str) -> str:
@@ -318,15 +360,22 @@ def _check_quantity(spec: AnswerSpec, raw) -> Outcome:
     if q.value is None:
         return fb.wrong(q.read_as, f"{q.read_as} is {kind_of(q.unit)} ({q.unit}), but the question asks for "
                                    f"{kind_of(ref.unit)} ({ref.unit}).")
-    sig, half = q.number.sig_figs, q.half_unit
-    v = verdict(q.value, sig, half, ref.value, spec.tolerance, ref.min_sig)
+    sig, half, error = q.number.sig_figs, q.half_unit, q.error
+    v = verdict(q.value, sig, half, ref.value, spec.tolerance, ref.min_sig, error)
     if v in ACCEPTED:
         return fb.correct(q.read_as, _accepted_note(v, q.number, ref.value, spec, f" {units}"))
+    if error is not None:               # not rational: equal only if proven so
+        same = _exactly(q.number.expr, ref.value, q.factor)
+        if same == "equal":
+            return fb.correct(q.read_as)
+        if same == "undecided":
+            return fb.undecided(q.read_as)
     for mv, m in ref.mistakes:
-        if accepted(q.value, sig, half, mv, spec.tolerance, ref.min_sig):
+        if accepted(q.value, sig, half, mv, spec.tolerance, ref.min_sig, error):
             return fb.from_mistake(q.read_as, m)
     def near(value) -> bool:    # a coarse answer must be the value exactly
-        return q.value == value if v == COARSE else accepted(q.value, sig, half, value, spec.tolerance, ref.min_sig)
+        return (q.value == value if v == COARSE else
+                accepted(q.value, sig, half, value, spec.tolerance, ref.min_sig, error))
 
     other = BINARY_OF.get(q.unit) or DECIMAL_OF.get(q.unit)
     if other is not None:
@@ -347,6 +396,8 @@ def _check_quantity(spec: AnswerSpec, raw) -> Outcome:
                 return fb.wrong(q.read_as, d.message)
     if v == COARSE:
         return fb.wrong(q.read_as, fb.too_coarse(q.read_as.split(" = ")[0], sig or 0, ref.min_sig, spec.tolerance))
+    if error is not None and _near(q.value, ref.value):
+        return fb.wrong(q.read_as, _not_exact(ref.value, q.number.expr, q.factor, f" {units}"))
     return fb.wrong(q.read_as, fb.otherwise(spec.feedback, "not the expected quantity"))
 
 
@@ -430,6 +481,8 @@ def _check_relation(spec: AnswerSpec, raw) -> Outcome:
     # different at a sample point, and not simply reversed (compare_relations says "reversed")
     proven = _not_same(probes, ref_probes, truths_differ)
     v, how = (DIFFERENT, "sampling") if proven else compare_relations(mine, ref, table)
+    if v == UNDECIDED and _not_same(probes, ref_probes):
+        v, how = DIFFERENT, "sampling"      # a sample point where they differ is a proof
     if v == SAME:
         return fb.correct(shown)
     for mv, mprobes, m in mistakes:

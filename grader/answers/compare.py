@@ -37,9 +37,16 @@ def min_sig_figs(spec: AnswerSpec, reference: Fraction) -> int | None:
 
 
 def verdict(value: Fraction, sig: int | None, half_unit: Fraction | None, reference: Fraction,
-            tolerance: Tolerance | None, min_sig: int | None) -> str | None:
+            tolerance: Tolerance | None, min_sig: int | None, error: Fraction | None = None) -> str | None:
     """How ``value`` (stating ``sig`` significant figures, ±``half_unit``) stands to ``reference``:
-    equal, tolerance, rounded (all accepted), coarse (rounded at too few figures) or None."""
+    equal, tolerance, rounded (all accepted), coarse (rounded at too few figures) or None.
+    ``error``: ``value`` approximates a number that is not rational, to within ``error``: it is
+    never equal here (only :func:`grader.expr.equivalent` may prove it so), and a tolerance
+    holds only with that margin."""
+    if error is not None:
+        if tolerance is not None and tolerance.allows(value, reference, error):
+            return TOLERANCE
+        return None
     if value == reference:
         return EQUAL
     if tolerance is not None and tolerance.allows(value, reference):
@@ -51,8 +58,10 @@ def verdict(value: Fraction, sig: int | None, half_unit: Fraction | None, refere
     return None
 
 
-def accepted(value, sig, half_unit, reference, tolerance, min_sig) -> bool:
+def accepted(value, sig, half_unit, reference, tolerance, min_sig, error=None) -> bool:
     """Whether :func:`verdict` accepts (the same rule, without telling coarse from wrong)."""
+    if error is not None:
+        return tolerance is not None and tolerance.allows(value, reference, error)
     if value == reference:
         return True
     if tolerance is not None and tolerance.allows(value, reference):

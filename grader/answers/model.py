@@ -69,8 +69,10 @@ class Tolerance:
         """Tolerance 0: only the exact value."""
         return not self.rel and not self.abs
 
-    def allows(self, answer: Fraction, reference: Fraction) -> bool:
-        diff = abs(answer - reference)
+    def allows(self, answer: Fraction, reference: Fraction, margin: Fraction | None = None) -> bool:
+        """Whether ``answer`` is within the tolerance of ``reference``; with ``margin``, whether
+        every number within ``margin`` of ``answer`` is (an approximated answer)."""
+        diff = abs(answer - reference) + (margin or 0)
         if self.abs is not None and diff <= self.abs:
             return True
         return self.rel is not None and diff <= self.rel * abs(reference)

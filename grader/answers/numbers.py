@@ -26,9 +26,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from grader.values import to_fraction
-
-from .guard import MAX_EXPONENT, MAX_INT_DIGITS, shorten
+from .guard import MAX_EXPONENT, MAX_INT_DIGITS, answer_limits, float_size, number_size, shorten
 from .model import Unreadable
 
 SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
@@ -36,17 +34,17 @@ DASHES = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2012": "-", "\uFE63": "
 
 _NUMBER = re.compile(
     r"""(?P<sign>[+-])?\s*
-    (?P<int>\d{1,3}(?:(?P<sep>[,_'\u00a0\u202f\u2009 ])\d{3})(?:(?P=sep)\d{3})*(?!\d)|\d+)?
-    (?:\.(?P<frac>\d+)?)?
+    (?P<int>[0-9]{1,3}(?:(?P<sep>[,_'\u00a0\u202f\u2009 ])[0-9]{3})(?:(?P=sep)[0-9]{3})*(?![0-9])|[0-9]+)?
+    (?:\.(?P<frac>[0-9]+)?)?
     (?:
-        [eE](?P<e>[+-]?\d+)
-      | \s*[×xX*·⋅]\s*10\s*(?:\^|\*\*)\s*(?P<lp>\()?\s*(?P<e2>[+-]?\d+)\s*(?(lp)\))
+        [eE](?P<e>[+-]?[0-9]+)
+      | \s*[×xX*·⋅]\s*10\s*(?:\^|\*\*)\s*(?P<lp>\()?\s*(?P<e2>[+-]?[0-9]+)\s*(?(lp)\))
       | \s*[×xX*·⋅]\s*10(?P<sup>[⁺⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)
     )?""",
     re.VERBOSE,
 )
-_PLAIN_INT = re.compile(r"[+-]?\d{1,400}")
-_RATIO = re.compile(r"([+-]?\d+)\s*/\s*(\d+)")
+_PLAIN_INT = re.compile(r"[+-]?[0-9]{1,400}")
+_RATIO = re.compile(r"([+-]?[0-9]+)\s*/\s*([0-9]+)")
 
 SCALES = {"k": 3, "K": 3, "thousand": 3, "M": 6, "million": 6, "B": 9, "bn": 9, "G": 9, "billion": 9,
           "T": 12, "trillion": 12, "quadrillion": 15, "%": -2}
@@ -59,17 +57,37 @@ NOUNS = ("flops", "flop", "parameters", "params", "weights", "elements", "entrie
 @dataclass(frozen=True)
 class Reading:
     """A number as read: its exact ``value``; the precision it states, as ``sig_figs`` and
-    ``place`` (its last stated digit is worth 10**place), both None when exact; ``read_as``."""
+    ``place`` (its last stated digit is worth 10**place), both None when exact; ``read_as``.
+
+    ``expr`` is set for arithmetic whose value is not a rational number (``2^20 + exp(-200)``,
+    ``sqrt(2)``): the SymPy value itself. ``value`` is then an approximation, off by at most
+    :attr:`error`; such a reading is never *equal* to a number unless the exact paths prove it
+    (:func:`grader.expr.equivalent`), and tolerances apply to it with that margin."""
 
     value: Fraction
     sig_figs: int | None
     place: int | None
     read_as: str
+    expr: object = None
 
     @property
     def half_unit(self) -> Fraction | None:
         """Half of the last stated digit: how far a correctly rounded answer may stand off."""
         return None if self.place is None else Fraction(10) ** self.place / 2
+
+    @property
+    def exact(self) -> bool:
+        return self.expr is None
+
+    @property
+    def error(self) -> Fraction | None:
+        """How far :attr:`value` may be from the number (None: it is the number)."""
+        if self.expr is None:
+            return None
+        return abs(self.value) / 10**APPROX_DIGITS + Fraction(1, 10**(MAX_INT_DIGITS + APPROX_DIGITS))
+
+
+APPROX_DIGITS = 25          # a value that is not rational is known to 30 digits; 25 are counted on
 
 
 def read_number(raw, *, nouns: bool = True) -> Reading:
@@ -166,7 +184,7 @@ def _literal(m: re.Match, scale: int, text: str) -> Reading:
 
 
 def _looks_decimal_comma(text: str) -> bool:
-    return re.fullmatch(r"[+-]?\d+,\d+", text) is not None
+    return re.fullmatch(r"[+-]?[0-9]+,[0-9]+", text) is not None
 
 
 def read_arithmetic(text: str) -> Reading:
@@ -179,17 +197,25 @@ def read_arithmetic(text: str) -> Reading:
             raise Unreadable(f"the question asks for a plain number, without a unit ({unit.group(0)!r})") from None
         raise Unreadable(f"cannot read {shorten(text, 40)!r} as a number") from None
     try:
-        parsed = parse(text, _no_symbols())
+        parsed = parse(text, _no_symbols(), limits=answer_limits())
     except ExprError as e:
         unit = re.search(r"[A-Za-z]+$", text)
         if unit and _is_unit(unit.group(0)):
             raise Unreadable(f"the question asks for a plain number, without a unit ({unit.group(0)!r})") from None
-        raise Unreadable(f"cannot read {shorten(text, 40)!r} as a number: {e.message}") from None
+        where = f" (column {e.location.column})" if e.location is not None and e.location.column else ""
+        raise Unreadable(f"cannot read {shorten(text, 40)!r} as a number: {e.message}{where}") from None
     value = exact_number(parsed.expr)
-    if value is None:
-        raise Unreadable(f"{shorten(text, 40)!r} is not a number")
-    return Reading(value, None, None, f"{parsed.read_as} = {format_value(value)}"
-                   if parsed.read_as.replace(",", "") != format_value(value).replace(",", "") else format_value(value))
+    if value is not None:
+        why = number_size(value)
+        if why:
+            raise Unreadable(f"{why}: {shorten(text, 40)!r}")
+        return Reading(value, None, None, f"{parsed.read_as} = {format_value(value)}"
+                       if parsed.read_as.replace(",", "") != format_value(value).replace(",", "")
+                       else format_value(value))
+    approx = approximate(parsed.expr)
+    if approx is None:
+        raise Unreadable(f"{shorten(text, 40)!r} is not a finite real number")
+    return Reading(approx, None, None, f"{parsed.read_as} ≈ {format_value(approx, 6)}", parsed.expr)
 
 
 def _is_unit(word: str) -> bool:
@@ -204,21 +230,38 @@ def _no_symbols():
 
 
 def exact_number(expr) -> Fraction | None:
-    """A SymPy number as a Fraction: exact for rationals, 30 significant digits otherwise;
-    None for anything that is not a finite real number."""
+    """A SymPy rational number as a Fraction; None for anything else (see :func:`approximate`)."""
     if getattr(expr, "free_symbols", None):
         return None
-    if getattr(expr, "is_Rational", False) or getattr(expr, "is_Integer", False):
-        return to_fraction(expr)
-    if not getattr(expr, "is_number", False) or expr.is_real is False or expr.is_finite is False:
+    if getattr(expr, "is_Rational", False):
+        return Fraction(int(expr.p), int(expr.q))
+    return None
+
+
+def approximate(expr) -> Fraction | None:
+    """A finite real SymPy number that is not rational, to 30 significant digits (SymPy's
+    error-bounded evalf, strict: digits it cannot guarantee are not given), as a Fraction; None
+    for anything that is not a finite real number. Unreadable when it lies outside the answer
+    rule's range (:func:`grader.answers.guard.float_size`)."""
+    if getattr(expr, "free_symbols", None) or not getattr(expr, "is_number", False):
         return None
+    if expr.is_real is False or expr.is_finite is False:
+        return None
+    from sympy.core.evalf import PrecisionExhausted
     try:
-        approx = expr.evalf(30)
-        if not approx.is_Float:
-            return None
-        return Fraction(str(approx))
-    except (TypeError, ValueError, ArithmeticError):
+        approx = expr.evalf(30, strict=True, maxn=1000)
+    except PrecisionExhausted:          # indistinguishable from 0 at the digits SymPy may use
+        return Fraction(0)
+    except (TypeError, ValueError, ArithmeticError, RecursionError):
         return None
+    if not approx.is_Float or not approx.is_finite:
+        return None
+    why = float_size(approx)
+    if why:
+        raise Unreadable(why)
+    sign, mantissa, exponent, _ = approx._mpf_          # the value is (-1)^sign · mantissa · 2^exponent
+    value = Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
+    return -value if sign else value
 
 
 _SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")

@@ -12,9 +12,9 @@ import re
 from .guard import MAX_ITEMS, shorten
 from .model import Unreadable
 
-_AXIS = re.compile(r"\d{1,3}(?:_\d{3})+|\d{1,12}")
+_AXIS = re.compile(r"[0-9]{1,3}(?:_[0-9]{3})+|[0-9]{1,12}")
 _OPEN_CLOSE = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}
-_SEPARATORS = re.compile(r"\s*(?:,|×|✕|⨯|\*|·|⋅|\bx\b|(?<=\d)x(?=\s*\d)|\bX\b|(?<=\d)X(?=\s*\d)|\bby\b)\s*")
+_SEPARATORS = re.compile(r"\s*(?:,|×|✕|⨯|\*|·|⋅|\bx\b|(?<=[0-9])x(?=\s*[0-9])|\bX\b|(?<=[0-9])X(?=\s*[0-9])|\bby\b)\s*")
 
 
 def read_shape(raw) -> tuple:
@@ -56,8 +56,8 @@ def _axis(x) -> int:
         s = x.strip()
         if _AXIS.fullmatch(s):
             return int(s)
-        s2 = re.sub(r"(?<=\d)[ \u00a0\u202f\u2009](?=\d{3}\b)", "", s)
-        if re.fullmatch(r"\d{1,12}", s2):
+        s2 = re.sub(r"(?<=[0-9])[ \u00a0\u202f\u2009](?=[0-9]{3}\b)", "", s)
+        if re.fullmatch(r"[0-9]{1,12}", s2):
             return int(s2)
     raise Unreadable(f"an axis length is a non-negative integer, not {shorten(str(x), 30)!r}")
 

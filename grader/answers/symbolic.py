@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .guard import shorten
+from .guard import answer_limits, shorten
 from .model import Unreadable
 
 EQUAL, DIFFERENT, UNDECIDED = "equal", "different", "undecided"
@@ -36,7 +36,7 @@ def read_formula(text, table, *, relations: bool = False):
     if not isinstance(text, str):
         raise Unreadable(f"expected a formula, not {type(text).__name__}")
     try:
-        return parse(text, table, relations=relations)
+        return parse(text, table, relations=relations, limits=answer_limits())
     except ExprError as e:
         where = f" (column {e.location.column})" if getattr(e, "location", None) and e.location.column else ""
         raise Unreadable(f"cannot read {shorten(text, 40)!r}: {e.message}{where}") from None

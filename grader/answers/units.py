@@ -119,6 +119,13 @@ class QuantityReading:
     value: Fraction | None          # in the reference unit
     half_unit: Fraction | None      # stated precision, in the reference unit
     read_as: str
+    factor: Fraction | None = None  # from the answer's unit to the reference unit
+
+    @property
+    def error(self) -> Fraction | None:
+        """How far ``value`` may be off: a number that is not rational, approximated (None: exact)."""
+        e = self.number.error
+        return None if e is None or self.factor is None else e * self.factor
 
 
 def read_quantity(raw, ref_unit: str) -> QuantityReading:
@@ -150,5 +157,5 @@ def read_quantity(raw, ref_unit: str) -> QuantityReading:
     value = number.value * f
     half = None if number.half_unit is None else number.half_unit * f
     if unit != ref_unit:
-        shown += f" = {format_value(value)} {plural(ref_unit, value)}"
-    return QuantityReading(number, unit, value, half, shown)
+        shown += f" {'=' if number.exact else '≈'} {format_value(value)} {plural(ref_unit, value)}"
+    return QuantityReading(number, unit, value, half, shown, f)

@@ -27,6 +27,17 @@ class Seconds(click.FloatRange):
         return seconds
 
 
+def _memory_budget(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    """--memory-budget as bytes (None: the measuring process's default)."""
+    if value is None:
+        return None
+    from grader.spec.budget import parse_size
+    try:
+        return parse_size(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 @click.command("check-spec")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text", show_default=True,
@@ -42,6 +53,10 @@ class Seconds(click.FloatRange):
               help="Time limit per claim, in seconds (a number > 0): its checks and its measurements "
                    "together; PyTorch's one-time import is counted to no claim. A claim past it is an "
                    "error and the others go on.")
+@click.option("--memory-budget", "memory_budget", metavar="SIZE", default=None, callback=_memory_budget,
+              help="Memory one measurement may need, e.g. 2GiB, 512MB or 25% (of the memory available); "
+                   "a check estimated to need more is an error saying so, before anything is allocated. "
+                   "Default: half the memory available.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every check's evidence and the corrected statements.")
 @click.option("--no-train", is_flag=True,
               help="Skip the demonstrations that train a model (kind: demonstrate); their claims report "
@@ -49,7 +64,7 @@ class Seconds(click.FloatRange):
 @click.option("--figures", "figures", metavar="DIR", type=click.Path(file_okay=False), default=None,
               help="Write each trained head's average attention map, per seed, as PNG and SVG files in DIR.")
 def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str, only: str | None, timeout: float,
-               verbose: bool, no_train: bool, figures: str | None) -> None:
+               memory_budget: int | None, verbose: bool, no_train: bool, figures: str | None) -> None:
     """Check every claim of the spec(s) at PATHS (files or folders; none: the bundled subject 17-08).
 
     Exit status: 0 when every verdict is what the spec expects, 1 when one is not (or a check
@@ -70,7 +85,8 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
     from grader.spec.run import check_paths
 
     try:
-        results = check_paths(paths, only=only, device=device, timeout=timeout, train=not no_train)
+        results = check_paths(paths, only=only, device=device, timeout=timeout, train=not no_train,
+                              memory_budget=memory_budget)
     except OptionError as e:
         raise click.BadParameter(e.message, param_hint=e.option) from None
     from grader.spec.report import render

@@ -248,11 +248,133 @@ def _plain(point) -> dict:
     return {s: (int(v) if v.is_Integer else v) for s, v in point}
 
 
+STRICT_POINTS = 4       # points where a - b is evaluated with error bounds when no clear mismatch shows
+STRICT_DIGITS = 1000    # working precision SymPy may use to tell a value from 0 (answers' numbers: 400 digits)
+
+
 def _mismatch(a, b, points):
+    """A point where ``a`` and ``b`` provably differ, or None: first a clear mismatch of their
+    values (exact, or 30 digits); then ``a - b`` itself at the first points, exactly or with
+    SymPy's error-bounded evaluation, so that a difference far below the 30 digits
+    (``4d² + 4d + exp(-200)`` against ``4d² + 4d``) is still a proof."""
     for point in points:
         p = dict(point)
         if _differs(_value(a, p), _value(b, p)):
             return _plain(point)
+    diff = a - b
+    for point in points[:STRICT_POINTS]:
+        if nonzero(diff.xreplace(dict(point))):
+            return _plain(point)
+    return None
+
+
+def nonzero(v) -> bool:
+    """Whether the number ``v`` (SymPy, no symbols) is provably not zero: exactly for a rational;
+    otherwise by interval arithmetic (:func:`sign`). Anything it cannot bound is no proof: False."""
+    if v.is_Rational:
+        return v != 0
+    return sign(v) is not None
+
+
+def sign(v) -> int | None:
+    """+1 or -1 when the real number ``v`` (SymPy, no symbols) is provably positive or negative,
+    None when that cannot be shown (it may be 0, it is not real, or it holds something the
+    intervals do not cover). The proof is interval arithmetic (mpmath's ``iv``, outward rounding)
+    at about :data:`STRICT_DIGITS` digits, so a difference of 10⁻³⁰⁰ is told from 0; SymPy's own
+    evalf is not used for this, since it can give 0 for log(1 + 10⁻³⁰⁰) even in strict mode."""
+    if v.is_Rational:
+        return 1 if v > 0 else -1 if v < 0 else None
+    if getattr(v, "free_symbols", None) or not getattr(v, "is_number", False):
+        return None
+    for digits in (40, STRICT_DIGITS):       # most values are far from 0: 40 digits tell
+        try:
+            x = _interval(v, _iv(digits))
+        except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
+            return None
+        if x is None:
+            return None
+        if x.a > 0 or x.b < 0:
+            return 1 if x.a > 0 else -1
+    return None
+
+
+def enclosure(v, digits: int = 40) -> tuple | None:
+    """Exact bounds ``(low, high)`` (Fractions) of the real number ``v`` (SymPy, no symbols) from
+    interval arithmetic at ``digits`` digits; None where the intervals do not cover it."""
+    if v.is_Rational:
+        f = Fraction(int(v.p), int(v.q))
+        return f, f
+    try:
+        x = _interval(v, _iv(digits))
+    except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
+        return None
+    if x is None:
+        return None
+
+    def exact(end):
+        sign_, man, exp, _ = end
+        f = Fraction(int(man)) * Fraction(2) ** int(exp)
+        return -f if sign_ else f
+    try:
+        return exact(x._mpi_[0]), exact(x._mpi_[1])
+    except (TypeError, ValueError, OverflowError):      # an infinite end
+        return None
+
+
+@lru_cache(maxsize=4)
+def _iv(digits: int):
+    """A private mpmath interval context at ``digits`` digits (mpmath's shared ``iv`` is left as
+    it is)."""
+    from mpmath.ctx_iv import MPIntervalContext
+    ctx = MPIntervalContext()
+    ctx.prec = int(digits * 3.33)
+    return ctx
+
+
+def _interval(e, iv):
+    """An interval (mpmath ``iv``) holding the value of the SymPy number ``e``, or None for what it
+    does not cover: the parser's whitelist (sums, products, powers, sqrt, exp, log, abs, min,
+    max, π and e) is."""
+    if e.is_Rational:
+        return iv.mpf(int(e.p)) / iv.mpf(int(e.q))
+    if e is sympy.pi:
+        return iv.pi
+    if e is sympy.E:
+        return iv.e
+    args = [_interval(a, iv) for a in e.args] if not e.is_Atom else []
+    if any(a is None for a in args):
+        return None
+    if e.is_Add:
+        total = args[0]
+        for a in args[1:]:
+            total = total + a
+        return total
+    if e.is_Mul:
+        product = args[0]
+        for a in args[1:]:
+            product = product * a
+        return product
+    if e.is_Pow:
+        base, exponent = args
+        if e.exp.is_Integer:
+            return base ** int(e.exp)
+        if base.a > 0:
+            return iv.exp(exponent * iv.log(base))
+        return None
+    if isinstance(e, sympy.exp):
+        return iv.exp(args[0])
+    if isinstance(e, sympy.log) and len(args) == 1:
+        return iv.log(args[0]) if args[0].a > 0 else None
+    if isinstance(e, sympy.Abs):
+        x = args[0]
+        if x.a >= 0:
+            return x
+        if x.b <= 0:
+            return -x
+        return iv.mpf([0, max(-x.a, x.b)])
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        pick = min if isinstance(e, sympy.Min) else max
+        return iv.mpf([pick(a.a for a in args), pick(a.b for a in args)])
     return None
 
 
@@ -291,7 +413,10 @@ def bounded(fn, seconds: float):
 
 def _simplify_zero(diff, timeout) -> Equivalence:
     def run():
-        return sympy.simplify(diff) == 0
+        simple = sympy.simplify(diff)
+        if simple == 0:
+            return True
+        return simple if not simple.free_symbols and nonzero(simple) else False
     try:
         zero = bounded(run, timeout)
     except TimeoutError:
@@ -300,8 +425,10 @@ def _simplify_zero(diff, timeout) -> Equivalence:
         return Equivalence(UNDECIDED, f"simplify skipped: {e}")
     except (TypeError, ValueError, NotImplementedError, RecursionError):
         return Equivalence(UNDECIDED, "simplify failed")
-    if zero:
+    if zero is True:
         return Equivalence(EQUAL, "simplify")
+    if zero is not False:           # a - b simplified to a number provably not 0
+        return Equivalence(DIFFERENT, "simplify")
     return Equivalence(UNDECIDED, "agree at every sample; simplify could not show a - b = 0")
 
 
@@ -333,14 +460,12 @@ def _truth(rel, point: dict):
     if o is None:
         return None
     f, kind = o
-    v = _value(f, point)
-    if v is None:
-        return None
+    v = f.xreplace(point)
     if not v.is_Rational:
-        if not v.is_real:
-            return None
-        if abs(v) < sympy.Float("1e-20", 30):
-            return None           # too close to 0 to tell in 30 digits
+        s = sign(v)
+        if s is None:
+            return None           # on the boundary, or too close to it to tell
+        return s > 0 if kind in (">", ">=") else False
     return bool(v > 0) if kind == ">" else bool(v >= 0) if kind == ">=" else bool(v == 0)
 
 
@@ -353,17 +478,18 @@ def _relations(a, b, cons, timeout) -> Equivalence:
     if not pa and not pb:
         return Equivalence(EQUAL, "both always true")
     decided = None
-    if len(pa) == len(pb):
+    # a relation without symbols is true or false everywhere: only the sample points tell it apart
+    if len(pa) == len(pb) and a.free_symbols and b.free_symbols:
         left = list(pb)
         for x in pa:
-            match = next((y for y in left if _single(x, y).verdict == EQUAL), None)
+            match = next((y for y in left if _single(x, y, timeout).verdict == EQUAL), None)
             if match is None:
                 break
             left.remove(match)
         else:
-            return _single(pa[0], pb[0]) if len(pa) == 1 else Equivalence(EQUAL, "each relation")
+            return _single(pa[0], pb[0], timeout) if len(pa) == 1 else Equivalence(EQUAL, "each relation")
         if len(pa) == 1:
-            decided = _single(pa[0], pb[0])
+            decided = _single(pa[0], pb[0], timeout)
     points = _points(tuple(syms), cons)
     for batch in (points, None):
         if batch is None:
@@ -387,7 +513,11 @@ def _essential(parts) -> tuple:
     out = []
     for r in parts:
         o = _oriented(r)
-        if o is not None and ((o[1] == ">" and o[0].is_positive) or (o[1] == ">=" and o[0].is_nonnegative)):
+        if o is not None and not o[0].free_symbols:     # a number: its sign, by intervals
+            s = sign(o[0])
+            if (o[1] == ">" and s == 1) or (o[1] == ">=" and (s == 1 or o[0] == 0)):
+                continue
+        elif o is not None and ((o[1] == ">" and o[0].is_positive) or (o[1] == ">=" and o[0].is_nonnegative)):
             continue
         out.append(r)
     return tuple(out)
@@ -408,8 +538,10 @@ def _constant_ratio(fa, fb):
     return c if x == P.scale(y, c) else None
 
 
-def _single(a, b) -> Equivalence:
-    """Two single relations compared by the sign of f₁/f₂ (no counterexample here)."""
+def _single(a, b, timeout: float = 2.0) -> Equivalence:
+    """Two single relations compared by the sign of f₁/f₂ (no counterexample here); SymPy's
+    cancel and factor under the time limit (a ratio holding exp(-508) is a polynomial of degree
+    508 to them: seconds to factor)."""
     oa, ob = _oriented(a), _oriented(b)
     if oa is None or ob is None:
         return Equivalence(UNDECIDED, "unsupported relation")
@@ -418,22 +550,37 @@ def _single(a, b) -> Equivalence:
         return Equivalence(UNDECIDED, "degenerate relation")
     c = _constant_ratio(fa, fb)
     if c is not None:
-        r = sympy.Rational(c.numerator, c.denominator)
+        positive, negative = c > 0, c < 0
     else:
-        try:
+        def ratio():
             r = sympy.cancel(sympy.together(fa / fb))
             r = sympy.factor(r) if not (r.is_positive or r.is_negative) else r
+            return bool(r.is_positive), bool(r.is_negative)
+        try:
+            positive, negative = _within(ratio, timeout)
+        except TimeoutError:
+            return Equivalence(UNDECIDED, f"ratio timed out ({timeout:g}s)")
         except (sympy.PolynomialError, TypeError, ValueError, RecursionError):
             return Equivalence(UNDECIDED, "ratio")
     if ka == "=" or kb == "=":
-        if ka == kb and (r.is_positive or r.is_negative):
+        if ka == kb and (positive or negative):
             return Equivalence(EQUAL, "constant-sign factor")
         return Equivalence(UNDECIDED if ka == kb else DIFFERENT, "kind")
-    if r.is_positive:
+    if positive:
         return Equivalence(EQUAL, "positive factor") if ka == kb else Equivalence(DIFFERENT, "strictness")
-    if r.is_negative:
+    if negative:
         return Equivalence(DIFFERENT, "reversed")
     return Equivalence(UNDECIDED, "ratio of unknown sign")
+
+
+def _within(fn, seconds: float):
+    """``fn()`` under :func:`bounded`'s time limit where there is one (the main thread), else as it is."""
+    try:
+        return bounded(fn, seconds)
+    except RuntimeError as e:
+        if "main thread" not in str(e):
+            raise
+        return fn()
 
 
 def _boundary_points(parts, syms: tuple, cons) -> tuple:
@@ -461,9 +608,13 @@ def _boundary_points(parts, syms: tuple, cons) -> tuple:
                     continue
                 x = -Fraction(b_) / a_
                 v = sympy.Rational(x.numerator, x.denominator)
-                if _fits(s, v) and _meets(point | {s: v}, cons):
-                    point[s] = v
-                    out.append(tuple(sorted(point.items(), key=lambda kv: kv[0].name)))
+                # on the boundary, and (an integer symbol) its neighbours either side: where a
+                # relation the boundary alone does not tell apart (n > 2d + √d against n > 2d,
+                # at n = 2d + 1) is told apart
+                near = (v, v + 1, v - 1) if s.is_integer and v.is_Integer else (v,)
+                for w in near:
+                    if _fits(s, w) and _meets(point | {s: w}, cons):
+                        out.append(tuple(sorted((point | {s: w}).items(), key=lambda kv: kv[0].name)))
     return tuple(out)
 
 

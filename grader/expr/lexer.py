@@ -58,7 +58,8 @@ def _number(text: str, pos: int, m: re.Match, limits: ParseLimits) -> Token:
         raise fail(text, pos, f"number too long: at most {limits.max_digits} digits are allowed")
     exp = 0
     if exp_text is not None:
-        if len(exp_text.lstrip("+-").lstrip("0")) > 6 or abs(int(exp_text)) > limits.max_magnitude:
+        if len(exp_text.lstrip("+-").lstrip("0")) > 6 or \
+                abs(int(exp_text)) + len(whole.lstrip("0")) + len(frac) > limits.max_magnitude:
             raise fail(text, pos, f"exponent too large in {m.group(0)!r}: the number would have more "
                                   f"than {limits.max_magnitude:,.0f} digits")
         exp = int(exp_text)
@@ -91,8 +92,10 @@ def _bad_char(text: str, pos: int) -> Exception:
             hint = f"; write the digit {unicodedata.digit(ch)}" if unicodedata.digit(ch, None) is not None else ""
         return fail(text, pos, f"unexpected character {ch!r} ({code} {name}){hint}: only ASCII letters "
                                "and digits are allowed in names and numbers")
-    if ch in "!\u2260":
+    if ch == "\u2260" or text.startswith("!=", pos):
         return fail(text, pos, "'≠' (!=) is not supported; use <, >, ≤, ≥ or =")
+    if ch == "!":
+        return fail(text, pos, "'!' (factorial) is not supported: write the number itself")
     return fail(text, pos, f"unexpected character {ch!r} ({code}{' ' + name if name else ''})")
 
 

@@ -41,12 +41,22 @@ class ParseLimits:
       or denominator), e.g. ``9^999`` is about 954 digits, ``(9^999)^999`` about 953,000.
     - ``max_exponent``: absolute value of a numeric exponent (``d^5000`` is refused).
     - ``max_degree``: estimated total degree of a polynomial part (``(d^100)^100`` is refused).
+    - ``max_terms``: estimated number of terms once expanded (``(a + b + c)^50``).
+
+    ``max_magnitude`` stays under Python's own limit for turning an integer into text (4,300
+    digits), so that every number the parser accepts can also be shown in a message.
     """
 
     max_length: int = 1000
     max_tokens: int = 400
     max_depth: int = 40
     max_digits: int = 100
-    max_magnitude: float = 10_000.0
+    max_magnitude: float = 4_000.0
     max_exponent: int = 1000
     max_degree: int = 1000
+    max_terms: int = 100_000
+
+    @property
+    def terms_log10(self) -> float:
+        import math
+        return math.log10(max(self.max_terms, 1))

@@ -216,8 +216,8 @@ class _Parser:
                              f"{lim.max_magnitude:,.0f}); nothing was computed", tok)
         if node.deg > lim.max_degree:
             raise self.error(f"degree too large: about {node.deg:,.0f} (at most {lim.max_degree:,})", tok)
-        if node.terms > 5:
-            raise self.error("too many terms once expanded (more than 100,000)", tok)
+        if node.terms > lim.terms_log10:
+            raise self.error(f"too many terms once expanded (more than {lim.max_terms:,})", tok)
         return node
 
     def finite(self, expr, tok: Token):

@@ -8,16 +8,21 @@ json (fields other tools rely on)::
      "errors": [{"location", "message"}],
      "summary": {"submissions", "answers", "errors"}}
 
-An answer a person must grade (``correct`` null) is not scored: ``score`` 0, ``max_score`` 0 and
-its points in ``pending_points``; a submission's ``score`` and ``max_score`` leave those points
-out and its ``pending_points`` adds them up.
+An answer a person must grade (``correct`` null) scores 0 until a person rules: ``score`` 0,
+``max_score`` its points, and the same points in ``pending_points``; a submission's
+``max_score`` keeps them (so an answer nobody has graded never raises a percentage) and its
+``pending_points`` adds them up.
 
 gradescope: Gradescope's autograder ``results.json``: ``score`` and ``tests``, each with
 ``name``, ``score``, ``max_score``, ``status`` (passed/failed) and ``output``; one submission
 per file, as Gradescope runs one. results.json has no "pending" status: an answer a person
-must grade is a test worth 0 of 0 points, status "passed" (nothing is wrong with it yet; a
+must grade is a test worth 0 of its points, status "passed" (nothing is wrong with it yet; a
 "failed" test would tell the learner the answer is wrong), named and explained as waiting
-for a person: "needs a person to grade it (N points, not in this score)".
+for a person: "needs a person to grade it (N points, counted 0 until then)".
+
+Every format is written from escaped strings (:func:`safe_text`): a lone surrogate in an
+answer, a key or a learner's name (a file read by the pure-Python YAML reader may hold one) is
+written as ``\\udXXX``, so that one bad string never costs the report.
 """
 from __future__ import annotations
 
@@ -45,6 +50,40 @@ def to_dict(report) -> dict:
                         "errors": len(errors)}}
 
 
+def safe_text(text: str) -> str:
+    """``text`` with every character UTF-8 cannot encode (a lone surrogate) written as \\udXXX."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _safe(value):
+    """A report's data with :func:`safe_text` applied to every string (keys included)."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        return {_safe(k): _safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_safe(v) for v in value]
+    return value
+
+
+def _dumps(data, indent) -> str:
+    """JSON text that UTF-8 can encode: the data as it is (the common case, checked at C speed),
+    else with its strings made safe."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(_safe(data), indent=indent, ensure_ascii=False, default=lambda x: safe_text(str(x)))
+    return text
+
+
 def as_json(report) -> str:
     with gc_paused():               # a class is hundreds of thousands of small dicts, no cycles
         data = to_dict(report)
@@ -52,7 +91,7 @@ def as_json(report) -> str:
     # its results and the unanswered problems it lists
     size = sum(len(s["results"]) + len(s["unanswered"]) for s in data["submissions"])
     indent = 2 if size <= 2000 else None
-    return json.dumps(data, indent=indent, ensure_ascii=False, default=str) + "\n"
+    return _dumps(data, indent) + "\n"
 
 
 MARK = {"correct": "✓", "partial": "~", "wrong": "✗", "invalid": "✗", "unknown": "?", "needs_person": "…",
@@ -72,7 +111,7 @@ def _points(r) -> str:
 
 
 def _pending_note(r) -> str:
-    return f"needs a person to grade it ({_num(r.pending_points)} points, not in this score)"
+    return f"needs a person to grade it ({_num(r.pending_points)} points, counted 0 until then)"
 
 
 def as_text(report) -> str:
@@ -81,7 +120,8 @@ def as_text(report) -> str:
         lines.append(f"error: {e}")
     for s in report.submissions:
         lines.append(f"{s.learner} ({s.file}): {_num(s.score)}/{_num(s.max_score)}"
-                     + (f", {_num(s.pending_points)} points for a person to grade" if s.pending_points else "")
+                     + (f", {_num(s.pending_points)} points wait for a person (counted 0 until graded)"
+                        if s.pending_points else "")
                      + (f", {len(s.unanswered)} unanswered" if s.unanswered else ""))
         for r in s.results:
             answer = printable(r.answer if isinstance(r.answer, str) else json.dumps(r.answer, default=str))
@@ -143,11 +183,14 @@ def as_gradescope(report) -> str:
     out = {"score": _num(s.score), "max_score": _num(s.max_score), "tests": tests}
     notes = [str(e) for e in report.errors]
     if s.pending_points:
-        notes.append(f"{_num(s.pending_points)} points wait for a person to grade them: not in this score.")
+        notes.append(f"{_num(s.pending_points)} points wait for a person to grade them: counted 0 until then.")
     if notes:
         out["output"] = "\n".join(notes)
-    return json.dumps(out, indent=2, ensure_ascii=False, default=str) + "\n"
+    return _dumps(out, 2) + "\n"
 
 
 def render(report, fmt: str) -> str:
-    return {"text": as_text, "json": as_json, "junit": as_junit, "gradescope": as_gradescope}[fmt](report)
+    """The report in ``fmt``, as text that UTF-8 can always encode (every writer escapes what it
+    writes; a last pass makes sure of it, so that the report is never lost to one string)."""
+    text = {"text": as_text, "json": as_json, "junit": as_junit, "gradescope": as_gradescope}[fmt](report)
+    return text if fmt in ("json", "gradescope") else safe_text(text)     # (JSON: made safe as it is dumped)

@@ -133,12 +133,12 @@ def settle(out: Any, limits: AnswerLimits) -> AnswerGrade:
 def result(problem_id: Any, raw: Any, problem: Problem | None, variant: str | None, grade: AnswerGrade,
            location: Any) -> AnswerResult:
     """One answer's :class:`AnswerResult`: the grade with the problem's points (a person's to
-    grade: its points pending, out of score and max_score)."""
+    grade: its points pending, in max_score and counted 0 in score)."""
     points = float(problem.points) if problem is not None else 0.0
     pending = points if grade.correct is None else 0.0
     feedback = f"{grade.feedback} ({variant})" if variant else grade.feedback
-    return AnswerResult(id=str(problem_id), answer=echo(raw), score=round(grade.credit * (points - pending), 6),
-                        max_score=points - pending, correct=grade.correct, feedback=feedback, status=grade.status,
+    return AnswerResult(id=str(problem_id), answer=echo(raw), score=0.0 if pending else round(grade.credit * points, 6),
+                        max_score=points, correct=grade.correct, feedback=feedback, status=grade.status,
                         read_as=grade.read_as, variant=variant, location=location, pending_points=pending,
                         latex=grade.latex)
 

@@ -8,8 +8,9 @@ JSON form (the objects of ``grader grade --format json``, defined once, here).
 - :class:`Report`: a class's submissions and the input errors found on the way.
 
 An answer a person must grade (``correct`` None: free text, an undecided equivalence, an
-answer the engine could not check) is not scored: its points are ``pending_points``, left
-out of ``score`` and ``max_score``.
+answer the engine could not check) scores 0 until a person rules: its points stay in
+``max_score`` and are also counted in ``pending_points``, so that an answer nobody has graded
+can never raise a percentage.
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ class AnswerResult:
     read_as: str | None = None
     variant: str | None = None
     location: Location | None = None
-    pending_points: float = 0.0  # a person must grade it: its points, not in score/max_score
+    pending_points: float = 0.0  # a person must grade it: its points (in max_score, counted 0 in score)
     latex: str | None = None     # the reading as LaTeX (SymPy's printer), where there is math
 
 
@@ -68,7 +69,7 @@ class SubmissionResult:
     location: Location | None
     results: tuple[AnswerResult, ...]   # in the order given
     score: float
-    max_score: float            # the bank's points, less pending_points
+    max_score: float            # the bank's points (pending_points included: counted 0 until graded)
     unanswered: tuple[str, ...] = ()
     pending_points: float = 0.0  # points of the answers a person must grade
 

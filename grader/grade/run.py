@@ -8,7 +8,8 @@ the outcome. Code answers are tasks of the executor like any other.
 
 Every answer given comes back exactly once, in the order given. An answer a person must grade
 (``correct`` None: free text, an undecided equivalence, an answer the engine could not check)
-is not scored: its points are ``pending_points``, left out of ``score`` and ``max_score``.
+scores 0 until a person rules: its points stay in ``max_score`` and are also counted in
+``pending_points``, so that an answer nobody has graded can never raise a percentage.
 """
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def score(bank: Bank, plans: list[tuple[Any, list[Planned]]], outcomes: dict[Any
         unanswered = tuple(p.id for p in bank.problems if p.id not in answered)
         pending = sum(r.pending_points for r in results)
         subs.append(SubmissionResult(sub.learner, sub.file, sub.location, tuple(results),
-                                     round(sum(r.score for r in results), 6), total - pending, unanswered, pending))
+                                     round(sum(r.score for r in results), 6), total, unanswered, pending))
     return subs
 
 

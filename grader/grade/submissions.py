@@ -26,6 +26,7 @@ from typing import Any
 
 from grader import yamlio
 from grader.bank.model import plain
+from grader.answers.guard import shorten
 from grader.errors import InputError, Location
 from grader.yamlio import Refused
 
@@ -69,10 +70,12 @@ def answer_files(paths, errors: list | None = None) -> list[Path]:
     files = []
     for p in map(Path, paths):
         if p.is_dir():
+            # every entry but a folder: one that is not a regular file (a FIFO, a device, a link
+            # to one) is refused by the reader, with its path, and the others are graded
             files.extend(q for q in sorted(p.rglob("*"))
-                         if q.suffix.lower() in SUFFIXES and q.is_file()
+                         if q.suffix.lower() in SUFFIXES and not q.is_dir()
                          and not any(part.startswith(".") for part in q.relative_to(p).parts))
-        elif errors is not None and not p.exists():
+        elif errors is not None and not p.exists() and not p.is_symlink():
             errors.append(InputError("no such file or folder", Location(str(p))))
         else:
             files.append(p)
@@ -141,7 +144,38 @@ def _one(item, loc: Location, file: str, subs: list, errors: list):
     if problems:
         errors.append(InputError("malformed submission: " + "; ".join(problems), loc))
         return
-    subs.append(Submission(str(learner).strip(), tuple(_answer(answers, k, v) for k, v in answers.items()), loc, file))
+    name = str(learner).strip()
+    good = []
+    for k, v in answers.items():
+        if k.__class__ is str and k and not k.isspace():       # a problem id (the bank says which)
+            good.append(_answer(answers, k, v))
+            continue
+        why = _bad_key(k)
+        if why is None:
+            good.append(_answer(answers, k, v))
+            continue
+        head = f"learner {name!r}: an answer's key must be a problem id such as 17-08/practice-1, not {why}"
+        if isinstance(v, Refused) and v.first is not None:      # the same bad key twice
+            errors.append(InputError(f"{head}, given twice (first at line {v.first.line}); neither answer "
+                                     "was graded", v.location))
+            continue
+        given = v.source if isinstance(v, Refused) else v
+        shown = repr(given) if isinstance(given, (str, int, float)) else type(given).__name__
+        errors.append(InputError(f"{head}; that answer ({shorten(shown, 40)}) was not graded", answers.key_loc(k)))
+    subs.append(Submission(name, tuple(good), loc, file))
+
+
+def _bad_key(key) -> str | None:
+    """Why ``key`` cannot name a problem (None: it can, if the bank has it): null, empty, not text."""
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return f"{str(key).lower()} (true/false)"
+    if not isinstance(key, str):
+        return f"{key!r} (a number)" if isinstance(key, (int, float)) else f"a {type(key).__name__}"
+    if not key.strip():
+        return "empty text"
+    return None
 
 
 def _answer(answers, key, value) -> Answer:

@@ -101,7 +101,7 @@ def _figure(ld: Any, v: Any, loc: Location, name: str) -> Any:
 
 
 def _model(ld: Any, v: Any, loc: Location, name: str) -> Any:
-    out = ld.models.get(v)
+    out = ld.models.get(v) if isinstance(v, str) else None
     if out is None:
         ld.error(f"unknown model {v!r}; the spec's models are {', '.join(ld.models) or '(none)'}", loc)
     return out

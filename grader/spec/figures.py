@@ -74,6 +74,8 @@ def parse_figure(text) -> Figure:
     if unit and unit not in UNITS and unit not in WORDS:
         raise FigureError(f"unknown unit {unit!r}; expected one of {', '.join(UNITS)} or a word like FLOPs")
     digits = num.replace(",", "")
+    if len(digits) > MAX_DIGITS:
+        raise FigureError(f"a stated figure has at most {MAX_DIGITS} digits, not {len(digits):,}")
     decimals = len(digits.split(".")[1]) if "." in digits else 0
     factor = SCALES[scale] * UNITS.get(unit, 1)
     value = Fraction(digits) * factor
@@ -83,10 +85,37 @@ def parse_figure(text) -> Figure:
 
 
 def fmt(x) -> str:
-    """An exact number written out: 274,877,906,944; 1/2; 16,777,216."""
+    """An exact number written out: 274,877,906,944; 1/2; 16,777,216 (one too long to write
+    out, past :data:`MAX_SHOWN` digits: ≈ 1.23 × 10^5000, its leading digits and size)."""
     x = to_fraction(x)
+    if max(x.numerator.bit_length(), x.denominator.bit_length()) > MAX_SHOWN * 3.32:
+        return _huge(x)
     if x.denominator == 1:
         return f"{x.numerator:,}"
     if (x * 1000).denominator == 1:
         return f"{float(x):,.3f}".rstrip("0").rstrip(".")
     return f"{x.numerator}/{x.denominator} (≈ {float(x):.6g})"
+
+
+MAX_DIGITS = 100        # of a stated figure: no text states more
+MAX_SHOWN = 1000        # digits written out; a longer number is shown by its size
+
+
+def _huge(x: Fraction) -> str:
+    """≈ 1.23 × 10^5000 for a number too long to write out, without turning it all into text."""
+    import math
+    sign = "-" if x < 0 else ""
+    x = abs(x)
+    if x == 0:
+        return "0"
+    # log10 from the bit lengths, then exact integer arithmetic for the leading digits
+    e = int((x.numerator.bit_length() - x.denominator.bit_length()) * math.log10(2))
+    scaled = x / Fraction(10) ** (e - 2)
+    while scaled >= 1000:
+        scaled /= 10
+        e += 1
+    while scaled < 100:
+        scaled *= 10
+        e -= 1
+    lead = int(scaled)
+    return f"≈ {sign}{lead // 100}.{lead % 100:02d} × 10^{e:,}"

@@ -1,5 +1,6 @@
 """Which files a spec is, and a cheap look into them — without reading them as YAML, so that
-``grader check-spec`` can start its measuring process (torch) as early as possible."""
+``grader check-spec`` can start its measuring process (torch) as early as possible. Files are
+read only through :func:`grader.yamlio.read_bytes` (regular files, a bounded read)."""
 from __future__ import annotations
 
 import re
@@ -17,11 +18,13 @@ def spec_files(paths=None) -> list[Path]:
     files = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(q for q in p.iterdir() if q.suffix in (".yaml", ".yml") and q.is_file())
+            # every entry but a folder: one that is not a regular file (a FIFO, a device, a link
+            # to one) is refused by the reader, at its path, with the others' errors
+            found = sorted(q for q in p.iterdir() if q.suffix in (".yaml", ".yml") and not q.is_dir())
             if not found:
                 raise InputError("no spec files (*.yaml) in this folder", Location(str(p)))
             files.extend(found)
-        elif p.exists():
+        elif p.exists() or p.is_symlink():
             files.append(p)
         else:
             raise InputError("no such file or folder", Location(str(p)))
@@ -40,10 +43,11 @@ def may_measure(paths=None) -> bool:
         files = spec_files(paths)
     except GraderError:
         return False
+    from grader import yamlio
     for f in files:
-        try:
-            if pattern.search(f.read_text(encoding="utf-8", errors="replace")):
+        try:       # regular files only, a bounded read: a FIFO or a sparse giant is refused here too
+            if pattern.search(yamlio.read_bytes(f).decode("utf-8", "replace")):
                 return True
-        except OSError:
+        except GraderError:
             continue
     return False

@@ -67,10 +67,10 @@ def load_file(path: str | Path) -> Subject:
     try:
         data = yamlio.load_file(path)
     except InputError as e:
-        return _load_despite_duplicates(e, lambda: Path(path).read_text(encoding="utf-8"), str(path))
+        return _load_despite_duplicates(e, lambda: yamlio.read_text(path), str(path))
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):  # pragma: no cover - load_file has read it already
+        lines = yamlio.read_text(path).splitlines()
+    except (OSError, UnicodeDecodeError, InputError):  # pragma: no cover - load_file has read it already
         lines = []
     return _Loader(str(path), lines).subject(data)
 

@@ -121,7 +121,7 @@ class Loader(Sections):
                 self.error("a check must be a mapping with 'kind'", loc)
                 continue
             kind = c["kind"]
-            if kind not in KINDS:
+            if not isinstance(kind, str) or kind not in KINDS:
                 self.error(f"unknown check kind {kind!r}; expected one of: {', '.join(sorted(KINDS))}",
                            c.loc_of("kind"))
                 continue

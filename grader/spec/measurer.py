@@ -65,12 +65,14 @@ class Measurer:
     """The checking process's side: submit a claim's requests, read its outcome later.
 
     Starts its process on :meth:`start` (or the first :meth:`submit`) and restarts one when a
-    claim kills it; :meth:`close` ends it. ``command`` replaces the process (for tests)."""
+    claim kills it; :meth:`close` ends it. ``command`` replaces the process (for tests);
+    ``memory_budget`` (bytes) is what a measurement may need (:mod:`grader.spec.budget`)."""
 
     READY_TIMEOUT = 600.0   # seconds for the process to import torch and say it is ready
 
-    def __init__(self, command=None, ready_timeout: float | None = None):
+    def __init__(self, command=None, ready_timeout: float | None = None, memory_budget: int | None = None):
         self._command = list(command) if command else [sys.executable, "-m", "grader.spec.worker"]
+        self._memory_budget = memory_budget     # bytes (None: the process's default, grader.spec.budget)
         self._ready_timeout = self.READY_TIMEOUT if ready_timeout is None else ready_timeout
         self._cond = threading.Condition()
         self._jobs: dict[int, _Job] = {}
@@ -93,6 +95,9 @@ class Measurer:
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])   # the folder holding grader/ and mha/
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        if self._memory_budget is not None:
+            from .budget import ENV
+            env[ENV] = str(int(self._memory_budget))
         stderr = tempfile.TemporaryFile()
         popen = subprocess.Popen(self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                  env=env, text=True, encoding="utf-8", bufsize=1)

@@ -259,19 +259,21 @@ def check_claim(subject: Subject, claim_id: str, *, measurer: Any = None, device
 
 
 def check_paths(paths: Iterable[str] | None = None, *, only: str | None = None, device: str = "auto",
-                seed: int = 0, timeout: float | None = DEFAULT_TIMEOUT, train: bool = True) -> list[SubjectResult]:
+                seed: int = 0, timeout: float | None = DEFAULT_TIMEOUT, train: bool = True,
+                memory_budget: int | None = None) -> list[SubjectResult]:
     """Load the specs at ``paths`` (None or empty: the bundled spec) and check their (selected)
     claims: what ``grader check-spec`` runs. The measuring process is started at once when the
     files may need it, so that torch's import overlaps the loading and the symbolic checks, and
     closed at the end. Raises :class:`grader.errors.ErrorList` for an invalid spec and
-    :class:`grader.errors.OptionError` when ``only`` matches no claim or ``device="cuda"`` has none."""
+    :class:`grader.errors.OptionError` when ``only`` matches no claim or ``device="cuda"`` has none.
+    ``memory_budget``: bytes one measurement may need (None: the measuring process's default)."""
     from .files import may_measure
     from .measurer import Measurer
 
     paths = list(paths or []) or None
     measurer: Any = None
     if device == "cuda" or (only is None and may_measure(paths)):
-        measurer = Measurer().start()
+        measurer = Measurer(memory_budget=memory_budget).start()
     try:
         from .load import load_subjects
 
@@ -284,7 +286,7 @@ def check_paths(paths: Iterable[str] | None = None, *, only: str | None = None, 
         if only and not claims:
             raise OptionError(f"no claim id matches {only!r}", "--only")
         if measurer is None and needs_measurement(claims):
-            measurer = Measurer().start()
+            measurer = Measurer(memory_budget=memory_budget).start()
         elif measurer is not None and device != "cuda" and not needs_measurement(claims):
             measurer.close()
             measurer = None

@@ -15,6 +15,8 @@ from grader.errors import GraderError, Location, SpecError
 from . import fields as F
 from .model import Constraint, ModelConfig, frozen_map
 
+MAX_VALUE_DIGITS = 100        # a value of a symbol: no size or count of a text comes near it
+
 ASSUMPTIONS = {"positive", "integer", "real", "nonnegative"}
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
@@ -123,9 +125,10 @@ class Sections:
             spec_symbols[name] = clean
         aliases: Any = self.mapping(data, "aliases", required=False) or {}
         for a, target in aliases.items():
-            if target not in spec_symbols:
+            if not isinstance(target, str) or target not in spec_symbols:
                 self.error(f"alias {a!r} names an unknown symbol {target!r}; symbols are "
                            f"{', '.join(spec_symbols) or '(none)'}", aliases.loc_of(a))
+        aliases = {a: t for a, t in aliases.items() if isinstance(t, str)}     # (a mapping is no name)
         self.symbol_list = list(spec_symbols)
         self.assumptions = dict(spec_symbols)
         self.aliases = {a: t for a, t in aliases.items() if t in spec_symbols}
@@ -221,6 +224,8 @@ class Sections:
             return f"must be a number, got {v!r}"
         if isinstance(v, float) and not math.isfinite(v):
             return f"must be a finite number, got {v!r}"
+        if abs(v) >= 10 ** MAX_VALUE_DIGITS:       # no size or count of a text comes near it
+            return f"is too large (at most {MAX_VALUE_DIGITS} digits)"
         a = self.assumptions.get(symbol, {})
         if a.get("integer") and not isinstance(v, int):
             return f"must be an integer ({symbol} is declared integer), got {v!r}"

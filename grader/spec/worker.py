@@ -5,7 +5,11 @@
 spec and runs the symbolic checks, so that ``import torch`` overlaps that work. It imports
 torch (and nothing of the engine but :mod:`grader.spec.measure`), makes one tiny measurement
 so that no claim is charged with loading what the first one loads, says it is ready, and then
-measures claim after claim.
+measures claim after claim. Every measurement is checked against the memory budget first
+(:mod:`grader.spec.budget`: the bytes and FLOPs it needs, from its sizes; the budget from the
+``GRADER_MEMORY_BUDGET`` environment variable that :class:`~grader.spec.measurer.Measurer`
+sets, else half the memory available): one over it is refused with the estimate, before
+anything is allocated.
 
 Protocol: one JSON object per line. To the process: ``{"claim": key, "requests": [...]}``
 (requests: see grader.spec.checks.measured); closing its stdin ends it. From it:
@@ -21,8 +25,12 @@ import sys
 import time
 
 
-def _make(request: dict):
+def _make(request: dict, memory_budget: int):
+    """One measurement, once :func:`grader.spec.budget.check` has found that it fits the budget
+    (BudgetError, with the estimate, before anything is allocated)."""
+    from grader.spec.budget import check
     from grader.spec.measure import make
+    check(request, memory_budget)
     value = make(request)
     return list(value) if isinstance(value, tuple) else value
 
@@ -53,7 +61,10 @@ def serve() -> int:
     except BaseException as e:  # noqa: BLE001 - reported to the checking process, which goes on
         send({"fatal": f"{type(e).__name__}: {e}"})
         return 1
-    send({"ready": True, "cuda": bool(torch.cuda.is_available()), "torch": torch.__version__})
+    from grader.spec.budget import BudgetError, memory_budget_from_env
+    memory_budget = memory_budget_from_env()
+    send({"ready": True, "cuda": bool(torch.cuda.is_available()), "torch": torch.__version__,
+          "memory_budget": memory_budget})
     for line in sys.stdin:
         msg = json.loads(line)
         key = msg["claim"]
@@ -62,9 +73,9 @@ def serve() -> int:
         results = []
         for request in msg["requests"]:
             try:
-                results.append({"value": _make(request)})
+                results.append({"value": _make(request, memory_budget)})
             except Exception as e:  # noqa: BLE001 - one measurement's failure is its check's error
-                results.append({"error": f"{type(e).__name__}: {e}"})
+                results.append({"error": str(e) if isinstance(e, BudgetError) else f"{type(e).__name__}: {e}"})
         send({"done": key, "results": results, "seconds": time.perf_counter() - start})
     return 0
 

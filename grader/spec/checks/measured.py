@@ -68,6 +68,12 @@ def mha_values(site: CheckSite, params: dict[str, Any], need: Any) -> bool:
         note = f" ({', '.join(names)} from vary)" if vary else ""
         if not site.meets_constraints(point, "the values", note):
             return False
+        from ..budget import size_problem
+        too_big = size_problem(point)      # beyond what torch can represent, even on the meta device
+        if too_big:
+            site.error(f"{site.what}: sizes {', '.join(f'{k}={v:,}' for k, v in point.items())}{note} are too "
+                       f"large: {too_big}")
+            return False
         if "d" in point and "h" in point and point["d"] % point["h"]:
             site.error(f"{site.what}: mha needs h to divide d (d_k = d/h heads' width), got d={point['d']}, "
                        f"h={point['h']}")
