@@ -276,7 +276,7 @@ def _answers_file():
 @pytest.mark.fuzz
 def test_fuzz_grading_loses_nothing_and_always_writes(tmp_path, fuzz_seconds):
     from grader.bank import load_bank
-    from grader.grade.pool import Limits
+    from grader.grade.pool import AnswerLimits as Limits
     from grader.grade.run import grade
     from grader.grade.submissions import load_submissions
     bank = load_bank()
