@@ -22,6 +22,7 @@ _EXPORTS = {
     "FlopReport": "mha.measure",
     "attention_matrices": "mha.measure",
     "AttentionMatrices": "mha.measure",
+    "KVCache": "mha.kv_cache",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -89,7 +89,8 @@ def attention_matrices(m, query, key, dtype=None) -> AttentionMatrices:
     value = key.new_empty(key.shape[:-1] + (m.vdim,))
     m._batch_first_inputs(query, key, value)  # the caller's inputs, checked against m itself
     twin = MultiHeadAttention(m.d_model, m.num_heads, kdim=m.kdim, vdim=m.vdim, bias=m.bias, layout=m.layout,
-                              batch_first=m.batch_first, device="meta", dtype=w.dtype)
+                              batch_first=m.batch_first, device="meta", dtype=w.dtype,
+                              n_kv_heads=m.n_kv_heads)
     meta = [t.to("meta") for t in (query, key, value)]
     A = trace(twin, *meta)["A_i"]  # (…, h, n_q, n_k): one matrix per (batch item, head)
     shape = tuple(A.shape[-2:])
