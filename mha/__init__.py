@@ -23,6 +23,9 @@ _EXPORTS = {
     "attention_matrices": "mha.measure",
     "AttentionMatrices": "mha.measure",
     "KVCache": "mha.kv_cache",
+    "FeedForward": "mha.block",
+    "TransformerBlock": "mha.block",
+    "Transformer": "mha.block",
 }
 
 __all__ = sorted(_EXPORTS)
