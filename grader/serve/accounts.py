@@ -56,7 +56,8 @@ def add_user(db, login: str, role: str, name: str = "", email: str = "") -> Issu
 
 def new_token_for(db, login: str) -> Issued:
     with db.write() as conn:
-        u = conn.execute(select(User).where(User.login == login)).scalars().first()
+        u = conn.execute(select(User.id, User.login, User.name, User.email, User.role)
+                         .where(User.login == login)).first()
         if u is None:
             raise InputError(f"no user {login!r}")
         token = _issue(conn, u.id)
@@ -126,7 +127,8 @@ def import_roster(db, roster: list) -> tuple[list[Issued], list[str]]:
 
 def list_users(db) -> list[dict]:
     with db.read() as conn:
-        users = conn.execute(select(User).order_by(User.role, User.login)).scalars().all()
+        users = conn.execute(select(User.id, User.login, User.name, User.email, User.role)
+                             .order_by(User.role, User.login)).all()
         tokens = conn.execute(select(Token.user_id, Token.prefix, Token.revoked_at)).all()
     active: dict = {}
     for t in tokens:

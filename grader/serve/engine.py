@@ -145,6 +145,8 @@ _JOB: dict = {}
 
 
 def job_init(progress_queue) -> None:
+    from .workers import die_with_parent
+    die_with_parent()
     _JOB["progress"] = progress_queue
 
 

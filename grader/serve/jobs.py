@@ -79,8 +79,12 @@ class LocalJobExecutor:
 
     def close(self) -> None:
         self._closed = True
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        for proc in list((getattr(self._pool, "_processes", None) or {}).values()):
+            proc.kill()             # a running job is queued again at the next start
+        self._pool.shutdown(wait=True, cancel_futures=True)
         self._drain.join(timeout=2)
+        self._progress.close()
+        self._progress.join_thread()
 
 
 class JobRunner:

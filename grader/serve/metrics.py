@@ -20,6 +20,10 @@ class Metrics:
         self.queue_depth = Gauge("grader_queue_depth", "Tasks waiting or running", ["queue"], registry=r)
         self.submissions = Counter("grader_submissions", "Submissions stored", ["source"], registry=r)
         self.jobs = Counter("grader_jobs_finished", "Jobs finished", ["kind", "status"], registry=r)
+        for kind in ("submission", "validate"):     # shown from the start, at zero
+            self.grading.labels(kind)
+        for queue in ("grading", "jobs"):
+            self.queue_depth.labels(queue)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
@@ -44,7 +48,20 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, send_status)
         finally:
-            route = scope.get("route")
-            name = getattr(route, "path", None) or "unmatched"
+            name = _template(scope)
             self.metrics.requests.labels(scope["method"], name, str(status["code"])).inc()
             self.metrics.latency.labels(name).observe(time.perf_counter() - t0)
+
+
+def _template(scope) -> str:
+    """The path with its parameters named (/api/v1/submissions/{submission_id}); "unmatched"
+    for a path no route took."""
+    if scope.get("route") is None:
+        return "unmatched"
+    path = scope["path"]
+    for name, value in (scope.get("path_params") or {}).items():
+        value = str(value)
+        at = path.rfind(value)
+        if value and at >= 0:
+            path = path[:at] + "{" + name + "}" + path[at + len(value):]
+    return path

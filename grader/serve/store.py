@@ -195,27 +195,37 @@ def latest_reviews(conn, answer_ids=None, user_id=None) -> dict[str, dict]:
 def load(conn, sub_id: str, *, owner: int | None = None) -> dict:
     """A stored submission's object; ``owner``: only if it is that user's (else 404, as if it
     did not exist)."""
-    q = (select(Submission, User.login).join(User, User.id == Submission.user_id).where(Submission.id == sub_id))
+    q = (select(Submission.id, Submission.source, Submission.status, Submission.created_at, Submission.graded_at,
+                Submission.score, Submission.max_score, Submission.pending_points, Submission.unanswered, User.login)
+         .join(User, User.id == Submission.user_id).where(Submission.id == sub_id))
     if owner is not None:
         q = q.where(Submission.user_id == owner)
-    row = conn.execute(q).first()
-    if row is None:
+    sub = conn.execute(q).first()
+    if sub is None:
         raise not_found("submission")
-    sub, login = row
-    answers = conn.execute(select(Answer).where(Answer.submission_id == sub_id).order_by(Answer.position)).scalars()
-    answers = list(answers)
+    answers = conn.execute(select(Answer.id, Answer.problem_id, Answer.raw, Answer.result)
+                           .where(Answer.submission_id == sub_id).order_by(Answer.position)).all()
     reviews = latest_reviews(conn, [a.id for a in answers])
     results = []
     for a in answers:
         r = dict(a.result) if a.result else {"id": a.problem_id, "answer": a.raw, "status": None}
+        r.pop("job_id", None)
         r["answer_id"] = a.id
         if a.id in reviews:
             r["review"] = reviews[a.id]
         results.append(r)
-    return {"id": sub.id, "learner": login, "source": sub.source, "status": sub.status,
-            "created_at": iso(sub.created_at), "graded_at": iso(sub.graded_at), "score": sub.score,
-            "max_score": sub.max_score, "pending_points": sub.pending_points, "results": results,
+    return {"id": sub.id, "learner": sub.login, "source": sub.source, "status": sub.status,
+            "created_at": iso(sub.created_at), "graded_at": iso(sub.graded_at), "score": _num(sub.score),
+            "max_score": _num(sub.max_score), "pending_points": _num(sub.pending_points), "results": results,
             "unanswered": sub.unanswered}
+
+
+def _num(x):
+    """2.0 -> 2, as the engine's JSON writes scores."""
+    if x is None:
+        return None
+    i = int(x)
+    return i if i == x else x
 
 
 def insert_graded(conn, user_id: int, obj: dict, source: str, created=None) -> str:

@@ -51,8 +51,19 @@ def _vm_bytes() -> int:
         return 0
 
 
+def die_with_parent() -> None:
+    """Linux: this process is killed when the one that started it dies (a worker's is the fork
+    server, which ends when the service does), so a killed service leaves no workers behind."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _main(conn, init, init_args, handler, memory_mb: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
     try:
         init(*init_args)
     except BaseException as e:  # the bank cannot be loaded: said once, to the parent
