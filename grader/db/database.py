@@ -1,7 +1,9 @@
 """Open a database by URL, check its schema against the migrations, run them."""
 from __future__ import annotations
 
-from contextlib import contextmanager
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from sqlalchemy import create_engine, event, inspect
@@ -68,9 +70,16 @@ class Database:
             # reads and then writes (attempts, idempotency keys) never fails half-way as busy
             self.reader = _sqlite_engine(self.url, "BEGIN")
             self.writer = _sqlite_engine(self.url, "BEGIN IMMEDIATE")
+            # one writer at a time in this process: threads wait here, in turn, instead of in
+            # SQLite's busy handler, which sleeps and retries (up to 100 ms a time) under load
+            self._write_lock = threading.Lock()
         else:
             self.reader = self.writer = create_engine(self.url, pool_size=8, max_overflow=8, pool_pre_ping=True,
                                                       pool_timeout=60)
+            self._write_lock = nullcontext()
+        from .batch import GroupWriter
+        self._group = GroupWriter(self) if self.dialect == "sqlite" else None   # its thread starts on first use
+        self._pool = None if self._group else ThreadPoolExecutor(8, thread_name_prefix="grader-db")
 
     @property
     def shown(self) -> str:
@@ -84,10 +93,26 @@ class Database:
 
     @contextmanager
     def write(self):
-        with self.writer.begin() as conn:
+        with self._write_lock, self.writer.begin() as conn:
             yield conn
 
+    def submit_write(self, fn) -> Future:
+        """``fn(conn)`` in a write transaction, as a future resolved once it is committed. On
+        SQLite, writes queued together commit together (:class:`~grader.db.batch.GroupWriter`);
+        elsewhere each runs in a transaction of its own on a small thread pool."""
+        if self._group is not None:
+            return self._group.submit(fn)
+
+        def run():
+            with self.write() as conn:
+                return fn(conn)
+        return self._pool.submit(run)
+
     def dispose(self) -> None:
+        if self._group is not None:
+            self._group.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
         self.reader.dispose()
         if self.writer is not self.reader:
             self.writer.dispose()

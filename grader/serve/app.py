@@ -14,7 +14,7 @@ from grader import __version__
 from grader.db import Database
 
 from . import errors
-from .auth import RateLimiter
+from .auth import RateLimiter, TokenCache
 from .errors import APIError
 from .limits import BodyLimit
 from .metrics import Metrics, MetricsMiddleware
@@ -35,6 +35,7 @@ class State:
         self.settings = settings
         self.metrics = Metrics()
         self.limiter = RateLimiter(settings.rate, settings.burst)
+        self.tokens = TokenCache(settings.token_cache_s)
         self.db = None
         self.engine = None
         self.pool = None

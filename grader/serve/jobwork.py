@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import insert, select, update
 
 from grader.db.models import Answer, Job, Submission, User, now
 
-from .store import A, S, insert_graded
+from .store import S, insert_graded, update_answers
 
 log = logging.getLogger("grader.serve")
 
@@ -101,7 +101,7 @@ class JobWork:
             old = {r.id: r for r in conn.execute(
                 select(Answer.id, Answer.problem_id, Answer.score, Answer.status, Answer.result, User.login)
                 .join(User, User.id == Answer.user_id).where(Answer.submission_id == sub_id))}
-            params = []
+            graded = []
             for answer_id, r in pairs:
                 row = old.get(answer_id)
                 if r is None or row is None:
@@ -114,15 +114,9 @@ class JobWork:
                     changes.append({"submission_id": sub_id, "answer_id": answer_id, "learner": row.login,
                                     "problem": row.problem_id, "old": row.score, "new": r["score"],
                                     "old_status": row.status, "new_status": r.get("status")})
-                params.append({"b_id": answer_id, "status": r.get("status"), "correct": r.get("correct"),
-                               "score": float(r.get("score") or 0), "max_score": float(r.get("max_score") or 0),
-                               "pending_points": float(r.get("pending_points") or 0), "feedback": r.get("feedback"),
-                               "result": r})
-            if params:
-                conn.execute(update(A).where(A.c.id == bindparam("b_id")).values(
-                    status=bindparam("status"), correct=bindparam("correct"), score=bindparam("score"),
-                    max_score=bindparam("max_score"), pending_points=bindparam("pending_points"),
-                    feedback=bindparam("feedback"), result=bindparam("result")), params)
+                graded.append((answer_id, r))
+            if graded:
+                update_answers(conn, graded)
                 totals = conn.execute(select(Answer.score, Answer.pending_points)
                                       .where(Answer.submission_id == sub_id)).all()
                 pending = sum(t.pending_points or 0 for t in totals)

@@ -23,3 +23,4 @@ class Settings:
     rate: float = 50.0              # requests per second per token, sustained
     burst: int = 100                # ... and in a burst
     max_queued_jobs: int = 5        # a learner's code jobs waiting at once
+    token_cache_s: float = 1.0      # a valid token is looked up again after this long (revocation delay)

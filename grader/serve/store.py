@@ -7,10 +7,12 @@ graded at the next start-up, or when the client retries with the same ``Idempote
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from datetime import datetime, timezone
 
+import anyio
 from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
@@ -21,6 +23,17 @@ from .workers import TaskFailed
 
 log = logging.getLogger("grader.serve")
 A, S = Answer.__table__, Submission.__table__
+
+# the hot path's statements, built once (a statement built per request costs more than running it)
+INSERT_SUBMISSION, INSERT_ANSWERS = insert(S), insert(A)
+BY_KEY = select(S.c.id, S.c.body_hash).where(S.c.user_id == bindparam("b_user"), S.c.idempotency_key == bindparam("b_key"))
+GRADED = update(S).where(S.c.id == bindparam("b_sid"), S.c.status == "received").values(
+    status="graded", graded_at=bindparam("b_at"), score=bindparam("b_score"), max_score=bindparam("b_max"),
+    pending_points=bindparam("b_pending"), unanswered=bindparam("b_unanswered"))
+UPDATE_ANSWER = update(A).where(A.c.id == bindparam("b_id")).values(
+    status=bindparam("status"), correct=bindparam("correct"), score=bindparam("score"),
+    max_score=bindparam("max_score"), pending_points=bindparam("pending_points"), feedback=bindparam("feedback"),
+    result=bindparam("result"))
 
 
 def iso(dt: datetime | None) -> str | None:
@@ -63,81 +76,115 @@ def _answer_rows(sub_id: str, user_id: int, answers: dict, created) -> list[dict
              "raw": raw, "created_at": created} for i, (pid, raw) in enumerate(answers.items())]
 
 
-def submit(state, who, answers: dict, key: str | None, body_hash: str) -> tuple[int, dict]:
-    """Store, grade, store the grades: (HTTP status, the submission's object)."""
+async def submit(state, who, answers: dict, key: str | None, body_hash: str) -> tuple[int, dict]:
+    """Store (committed), grade (in a worker), store the grades (committed), answer: (HTTP
+    status, the submission's object). Runs on the event loop; the database and the workers are
+    reached through futures."""
     sub_id, created = new_id(), now()
     rows = _answer_rows(sub_id, who.id, answers, created)
-    existing = None
+
+    def store(conn):
+        if key:
+            found = conn.execute(BY_KEY, {"b_user": who.id, "b_key": key}).first()
+            if found is not None:
+                return found
+        check_attempts(state, conn, who.id, answers)
+        conn.execute(INSERT_SUBMISSION, {"id": sub_id, "user_id": who.id, "idempotency_key": key,
+                                         "body_hash": body_hash, "source": "api", "status": "received",
+                                         "created_at": created})
+        conn.execute(INSERT_ANSWERS, rows)
+        return None
     try:
-        with state.db.write() as conn:
-            if key:
-                existing = conn.execute(select(Submission.id, Submission.body_hash).where(
-                    Submission.user_id == who.id, Submission.idempotency_key == key)).first()
-            if existing is None:
-                check_attempts(state, conn, who.id, answers)
-                conn.execute(insert(S).values(id=sub_id, user_id=who.id, idempotency_key=key, body_hash=body_hash,
-                                              source="api", status="received", created_at=created))
-                if rows:
-                    conn.execute(insert(A), rows)
+        existing = await asyncio.wrap_future(state.db.submit_write(store))
     except IntegrityError:              # the same key, committed meanwhile by a concurrent request
-        with state.db.read() as conn:
-            existing = conn.execute(select(Submission.id, Submission.body_hash).where(
-                Submission.user_id == who.id, Submission.idempotency_key == key)).first()
-        if existing is None:
-            raise
+        existing = await anyio.to_thread.run_sync(_by_key, state, who.id, key)
     if existing is not None:
         if existing.body_hash != body_hash:
             raise APIError(422, "this Idempotency-Key was used for a different request",
                            code="idempotency_key_reused", location="header.Idempotency-Key")
-        return 200, replay(state, existing.id)
+        return 200, await anyio.to_thread.run_sync(replay, state, existing.id)
     state.metrics.submissions.labels("api").inc()
-    obj = grade(state, who.login, answers)
-    record(state, sub_id, rows, obj)
+    t0 = time.perf_counter()
+    try:
+        obj = await asyncio.wrap_future(state.pool.submit(("grade", who.login, answers), _deadline(state, answers)))
+    except TaskFailed as e:
+        obj = await anyio.to_thread.run_sync(_one_by_one, state, who.login, answers, e)
+    state.metrics.grading.labels("submission").observe(time.perf_counter() - t0)
+    _check(obj, answers)
+    await asyncio.wrap_future(state.db.submit_write(lambda conn: _record(conn, sub_id, rows, obj)))
     view = {"id": sub_id, "learner": who.login, "source": "api", "status": "graded", "created_at": iso(created),
             "graded_at": iso(now()), **{k: v for k, v in obj.items() if k not in ("learner", "results")},
             "results": [{**r, "answer_id": row["id"]} for r, row in zip(obj["results"], rows)]}
     return 201, view
 
 
-def grade(state, learner: str, answers: dict) -> dict:
-    """The submission's object, graded in a worker (each answer alone if the whole was killed)."""
-    s = state.settings
-    t0 = time.perf_counter()
-    try:
-        obj = state.pool.call(("grade", learner, answers), s.timeout_s * max(1, len(answers)) + 10)
-    except TaskFailed as e:
-        if e.reason == "closed":
-            raise APIError(503, f"grading is unavailable: {e}", headers={"Retry-After": "5"}) from None
-        log.warning("a submission's grading failed (%s); its answers are graded one by one", e)
-        results = []
-        for pid, raw in answers.items():
-            try:
-                results.append(state.pool.call(("grade", learner, {pid: raw}), s.timeout_s + 5)["results"][0])
-            except TaskFailed:
-                results.append(state.engine.too_complex(pid, raw, s.timeout_s))
-        obj = state.engine.assemble(learner, results)
-    state.metrics.grading.labels("submission").observe(time.perf_counter() - t0)
+def _by_key(state, user_id: int, key: str):
+    with state.db.read() as conn:
+        found = conn.execute(select(Submission.id, Submission.body_hash).where(
+            Submission.user_id == user_id, Submission.idempotency_key == key)).first()
+    if found is None:
+        raise RuntimeError("an Idempotency-Key conflict, but no submission with that key")
+    return found
+
+
+def _deadline(state, answers) -> float:
+    """The watchdog's: the engine's own limit per answer, and some slack."""
+    return state.settings.timeout_s * max(1, len(answers)) + 10
+
+
+def _check(obj: dict, answers: dict) -> None:
     if len(obj["results"]) != len(answers):     # the engine answers each once, in order
         raise RuntimeError("the engine did not return one result per answer")
+
+
+def _one_by_one(state, learner: str, answers: dict, failure: TaskFailed) -> dict:
+    """The whole submission's check was killed (or its worker died): each answer alone, so
+    that only the one past its limits gets 0 as too complex."""
+    if failure.reason == "closed":
+        raise APIError(503, f"grading is unavailable: {failure}", headers={"Retry-After": "5"})
+    log.warning("a submission's grading failed (%s); its answers are graded one by one", failure)
+    s, results = state.settings, []
+    for pid, raw in answers.items():
+        try:
+            results.append(state.pool.call(("grade", learner, {pid: raw}), s.timeout_s + 5)["results"][0])
+        except TaskFailed:
+            results.append(state.engine.too_complex(pid, raw, s.timeout_s))
+    return state.engine.assemble(learner, results)
+
+
+def grade(state, learner: str, answers: dict) -> dict:
+    """The submission's object, graded in a worker (from a thread: recovery, replays)."""
+    try:
+        obj = state.pool.call(("grade", learner, answers), _deadline(state, answers))
+    except TaskFailed as e:
+        obj = _one_by_one(state, learner, answers, e)
+    _check(obj, answers)
     return obj
 
 
 def record(state, sub_id: str, rows: list[dict], obj: dict) -> bool:
     """Store the grades (once: False if the submission was graded meanwhile)."""
-    params = [{"b_id": row["id"], "status": r.get("status"), "correct": r.get("correct"),
+    with state.db.write() as conn:
+        return _record(conn, sub_id, rows, obj)
+
+
+def _record(conn, sub_id: str, rows: list[dict], obj: dict) -> bool:
+    n = conn.execute(GRADED, {"b_sid": sub_id, "b_at": now(), "b_score": float(obj["score"]),
+                              "b_max": float(obj["max_score"]), "b_pending": float(obj.get("pending_points") or 0),
+                              "b_unanswered": obj.get("unanswered")}).rowcount
+    if n:
+        update_answers(conn, [(row["id"], r) for r, row in zip(obj["results"], rows)])
+    return bool(n)
+
+
+def update_answers(conn, graded: list) -> None:
+    """Store each (answer id, per-answer object) as that answer's grade."""
+    params = [{"b_id": aid, "status": r.get("status"), "correct": r.get("correct"),
                "score": float(r.get("score") or 0), "max_score": float(r.get("max_score") or 0),
                "pending_points": float(r.get("pending_points") or 0), "feedback": r.get("feedback"), "result": r}
-              for r, row in zip(obj["results"], rows)]
-    with state.db.write() as conn:
-        n = conn.execute(update(S).where(S.c.id == sub_id, S.c.status == "received").values(
-            status="graded", graded_at=now(), score=float(obj["score"]), max_score=float(obj["max_score"]),
-            pending_points=float(obj.get("pending_points") or 0), unanswered=obj.get("unanswered"))).rowcount
-        if n and params:
-            conn.execute(update(A).where(A.c.id == bindparam("b_id")).values(
-                status=bindparam("status"), correct=bindparam("correct"), score=bindparam("score"),
-                max_score=bindparam("max_score"), pending_points=bindparam("pending_points"),
-                feedback=bindparam("feedback"), result=bindparam("result")), params)
-    return bool(n)
+              for aid, r in graded]
+    if params:
+        conn.execute(UPDATE_ANSWER, params)
 
 
 def _stored_answers(conn, sub_id: str) -> list:

@@ -2,6 +2,7 @@
 ``GET /me/grades``."""
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 
@@ -38,20 +39,17 @@ async def validate(request: Request, who: Principal = Depends(current_user)):
     if kind == "code":
         raise APIError(422, "a code exercise is a file: submit it to /api/v1/code-submissions", location="body.problem")
 
-    def work():
-        t0 = time.perf_counter()
-        with st.busy(who.id):
-            try:
-                out = st.pool.call(("validate", problem, answer), st.settings.timeout_s + 3)
-            except TaskFailed as e:
-                if e.reason == "closed":
-                    raise APIError(503, "validation is unavailable", headers={"Retry-After": "5"}) from None
-                out = {"ok": False, "read_as": None, "latex": None, "mathml": None,
-                       "error": f"too complex to read within {st.settings.timeout_s:g} s", "column": None}
-        st.metrics.grading.labels("validate").observe(time.perf_counter() - t0)
-        return out
-    from anyio import to_thread
-    return FastJSON(await to_thread.run_sync(work))
+    t0 = time.perf_counter()
+    with st.busy(who.id):
+        try:
+            out = await asyncio.wrap_future(st.pool.submit(("validate", problem, answer), st.settings.timeout_s + 3))
+        except TaskFailed as e:
+            if e.reason == "closed":
+                raise APIError(503, "validation is unavailable", headers={"Retry-After": "5"}) from None
+            out = {"ok": False, "read_as": None, "latex": None, "mathml": None,
+                   "error": f"too complex to read within {st.settings.timeout_s:g} s", "column": None}
+    st.metrics.grading.labels("validate").observe(time.perf_counter() - t0)
+    return FastJSON(out)
 
 
 def _answers(doc, st) -> dict:
@@ -92,12 +90,8 @@ async def submit(request: Request, who: Principal = Depends(current_user),
     if idempotency_key is not None and (not idempotency_key.strip() or not idempotency_key.isprintable()):
         raise APIError(400, "Idempotency-Key must be printable text", location="header.Idempotency-Key")
     body_hash = hashlib.sha256(raw).hexdigest()
-
-    def work():
-        with st.busy(who.id):
-            return store.submit(st, who, answers, idempotency_key, body_hash)
-    from anyio import to_thread
-    status, obj = await to_thread.run_sync(work)
+    with st.busy(who.id):
+        status, obj = await store.submit(st, who, answers, idempotency_key, body_hash)
     headers = {"Location": f"/api/v1/submissions/{obj['id']}"}
     if status == 200:
         headers["Idempotent-Replayed"] = "true"
