@@ -236,7 +236,10 @@ def _read_math(bank, kind: str, raw) -> Reading:
             expr, shown = read_relation(text, table)
         except ValueError:
             return Reading(False, error=e.message, column=e.location.column if e.location else None)
-    return Reading(True, shown, sympy.latex(expr), sympy.mathml(expr, printer="presentation"))
+    mathml = sympy.mathml(expr, printer="presentation")
+    # SymPy's printer leaves a relation's < and > bare in <mo>: not well-formed XML
+    mathml = mathml.replace("<mo><</mo>", "<mo>&lt;</mo>").replace("<mo>></mo>", "<mo>&gt;</mo>")
+    return Reading(True, shown, sympy.latex(expr), mathml)
 
 
 _COLUMN = re.compile(r"\(column (\d+)\)")

@@ -128,6 +128,10 @@ def test_validate_reads_without_storing(srv):
     got = r.json()
     assert got["ok"] and got["read_as"] == "4·d² + 4·d" and got["latex"] == "4 d^{2} + 4 d"
     assert "<msup><mi>d</mi><mn>2</mn></msup>" in got["mathml"]
+    rel = srv.post("bob", "/validate", {"problem": "17-08/crossover", "answer": "2d < n"}).json()
+    assert rel["ok"] and rel["read_as"] == "2·d < n" and rel["latex"] == "2 d < n"
+    from xml.etree import ElementTree     # well-formed (MathML's named entity aside): a page may embed it
+    ElementTree.fromstring("<math>" + rel["mathml"].replace("&InvisibleTimes;", "") + "</math>")
     bad = srv.post("bob", "/validate", {"problem": "17-08/params-formula", "answer": "4d^^2"}).json()
     assert bad["ok"] is False and bad["column"] == 4 and "^" in bad["error"]     # the second ^ is the 4th character
     unknown = srv.post("bob", "/validate", {"problem": "17-08/nope", "answer": "1"})

@@ -8,9 +8,13 @@ from ..auth import Principal, current_user
 from ..errors import not_found
 from ..schemas import ERRORS, Exercise
 from ..store import attempts_used
-from .common import state
+from .common import FastJSON, state
 
 router = APIRouter(tags=["exercises"], responses=ERRORS)
+
+
+def _plain(row: dict) -> dict:
+    return {k: v for k, v in row.items() if v is not None}
 
 
 def _rows(st, who: Principal, problems) -> list[dict]:
@@ -31,7 +35,7 @@ def _rows(st, who: Principal, problems) -> list[dict]:
             summary="The problems, each as this learner sees it")
 def list_exercises(request: Request, who: Principal = Depends(current_user)):
     st = state(request)
-    return _rows(st, who, st.engine.problems)
+    return FastJSON([_plain(r) for r in _rows(st, who, st.engine.problems)])
 
 
 @router.get("/exercises/{problem_id:path}", response_model=Exercise, response_model_exclude_none=True,
@@ -41,4 +45,4 @@ def get_exercise(problem_id: str, request: Request, who: Principal = Depends(cur
     p = st.engine.get(problem_id)
     if p is None:
         raise not_found("problem")
-    return _rows(st, who, [p])[0]
+    return FastJSON(_plain(_rows(st, who, [p])[0]))

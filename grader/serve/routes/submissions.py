@@ -134,4 +134,4 @@ def my_grades(request: Request, who: Principal = Depends(current_user)):
     st = state(request)
     with st.db.read() as conn:
         got = gradebook.rows(conn, st.engine, st.settings.policy, user_id=who.id)
-    return {**got[0], "policy": st.settings.policy}
+    return FastJSON({**got[0], "policy": st.settings.policy})
