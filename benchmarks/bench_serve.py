@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import shutil
 import socket
 import subprocess
