@@ -17,7 +17,7 @@ import httpx
 import pytest
 import yaml
 
-from conftest import LiveServer, make_bank, users
+from serve_helpers import LiveServer, make_bank, users
 
 ROOT = Path(__file__).resolve().parents[2]
 LEARNERS = ["alice", "bob", "carol", "dave", "erin", "frank", "gina", "hank", "ivan", "judy", "kim", "leo", "mia",

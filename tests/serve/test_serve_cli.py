@@ -8,7 +8,7 @@ import sys
 import pytest
 from sqlalchemy import insert, select
 
-from conftest import free_port
+from serve_helpers import free_port
 
 
 def grader(*args, cwd=None, timeout=120):

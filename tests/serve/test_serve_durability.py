@@ -10,7 +10,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from conftest import LiveServer, make_bank, users
+from serve_helpers import LiveServer, make_bank, users
 
 LEARNERS = [f"load-{i}" for i in range(6)]
 PER_LEARNER = 40
