@@ -412,6 +412,7 @@ def test_batch_job_grades_like_grader_grade(srv, tmp_path):
     assert job["status"] == "done", job
     res = job["result"]
     assert res["summary"] == {"submissions": 2, "answers": 4, "errors": 1}
+    assert job["progress"]["done"] == job["progress"]["total"] >= 1
     assert res["learners_created"] == ["batch-1", "batch-2"]
     assert res["errors"][0]["location"].startswith("class.yaml:")
     (tmp_path / "class.yaml").write_text(text)
