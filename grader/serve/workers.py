@@ -26,7 +26,7 @@ from concurrent.futures import Future
 from multiprocessing.connection import wait
 
 log = logging.getLogger("grader.serve")
-PRELOAD = ["grader.serve.engine", "grader.api", "grader.answers", "grader.grade.run", "sympy"]
+PRELOAD = ["grader.serve.engine", "sympy"]     # the engine (grader.api and what it imports), imported once
 
 
 class TaskFailed(Exception):
