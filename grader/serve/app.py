@@ -123,6 +123,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     from .routes import install
     install(app)
+    from grader.web import install as install_pages     # the web pages (issue 17)
+    install_pages(app)
     app.add_middleware(BodyLimit, default=settings.max_body,
                        uploads={"/api/v1/batches": settings.max_upload,
                                 "/api/v1/code-submissions": settings.max_code + 64 * 1024})
