@@ -73,11 +73,25 @@ _ATTRS = {"mathvariant", "stretchy", "fence", "separator", "form", "open", "clos
           "rspace", "linethickness", "displaystyle", "scriptlevel", "width"}
 
 
+_ENTITY = re.compile(r"&([A-Za-z][A-Za-z0-9]{1,31});")
+_XML_ENTITIES = {"lt", "gt", "amp", "quot", "apos"}
+
+
+def _entity(m) -> str:
+    """HTML's named entities (SymPy writes &InvisibleTimes;) as characters; XML's five kept."""
+    from html.entities import html5
+    name = m.group(1)
+    if name in _XML_ENTITIES:
+        return m.group(0)
+    return html5.get(name + ";", "").replace("&", "&amp;").replace("<", "&lt;") or ""
+
+
 def safe_mathml(text: str | None) -> Markup:
     """SymPy's presentation MathML, rebuilt from a parse that admits only MathML elements and
     a few presentational attributes (anything else: the reading is shown as text)."""
     if not text:
         return Markup("")
+    text = _ENTITY.sub(_entity, text)
     try:
         root = ET.fromstring(f"<math>{text}</math>" if not text.lstrip().startswith("<math") else text)
     except ET.ParseError:
