@@ -12,7 +12,7 @@ try:
 except ImportError:        # the browser fixture skips (or, in CI, fails) with the reason
     expect = None
 
-from conftest import ROOT
+from web_helpers import ROOT
 from web_helpers import axe_violations, sign_in, unlabelled_inputs
 
 BANK = ROOT / "exercises" / "17-08"

@@ -10,7 +10,7 @@ import sys
 
 import httpx
 
-from conftest import ROOT
+from web_helpers import ROOT
 from web_helpers import axe_violations, sign_in, unlabelled_inputs
 
 
