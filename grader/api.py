@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from grader.bank.model import Bank
+from grader.errors import Location
 from grader.grade.executors import Executor, LocalPoolExecutor, ProcessExecutor, SerialExecutor
 from grader.grade.pool import AnswerLimits
 from grader.grade.reading import Reading
@@ -122,20 +123,26 @@ def validate_answer(bank: Bank, problem_id: str, raw: object) -> Reading:
     return read(spec.spec, raw)
 
 
-def _answers(answers: Mapping[str, object]) -> tuple[Any, ...]:
+def _answers(answers: Mapping[str, object], source: str | None = None) -> tuple[Any, ...]:
+    """The answers as a submission holds them; each at ``source.<problem id>`` where a source is
+    named (a request's field, say), else at no location (no file)."""
     from grader.grade.submissions import Answer
-    return tuple(Answer(pid, raw, cast(Any, None)) for pid, raw in answers.items())    # no file: no location
+    return tuple(Answer(pid, raw, cast(Any, None) if source is None else Location(f"{source}.{pid}"))
+                 for pid, raw in answers.items())
 
 
 def grade_submission(bank: Bank, learner: str, answers: Mapping[str, object], *,
                      limits: AnswerLimits = AnswerLimits(), executor: Executor | None = None,
-                     base_dir: Path | None = None, with_latex: bool = False) -> SubmissionResult:
+                     base_dir: Path | None = None, with_latex: bool = False,
+                     source: str | None = None) -> SubmissionResult:
     """Grade one learner's answers ({problem id: answer}), in the order given: a
     :class:`SubmissionResult` (``file`` is "", ``location`` None). The checks run in the bank's
-    check processes (or ``executor``); ``base_dir``: where code answers' paths start."""
+    check processes (or ``executor``); ``base_dir``: where code answers' paths start;
+    ``source``: where the answers were given (each answer's location is ``source.<problem id>``,
+    which an unknown id's feedback names, as a file:line in ``grader grade``)."""
     from grader.grade.run import grade_all
     from grader.grade.submissions import Submission
-    sub = Submission(str(learner), _answers(answers), cast(Any, None), "")
+    sub = Submission(str(learner), _answers(answers, source), cast(Any, None), "")
     report = grade_all(bank, [sub], executor=executor or executor_of(bank), limits=limits,
                        with_latex=with_latex, base=base_dir if base_dir is not None else Path("."))
     out: SubmissionResult = report.submissions[0]

@@ -20,6 +20,9 @@ COMMANDS = {
     "check-spec": ("grader.commands.check_spec", "check_spec", "Check every claim of a spec: holds or refuted, with evidence."),
     "grade": ("grader.commands.grade", "grade", "Grade learner answer files against the exercise bank."),
     "exercises": ("grader.commands.exercises", "exercises", "List the exercise bank."),
+    "serve": ("grader.commands.serve", "serve", "Run the grading service: an HTTP API over the same engine."),
+    "users": ("grader.commands.users", "users", "Accounts and tokens of the grading service."),
+    "db": ("grader.commands.db", "db", "The grading service's database: migrations."),
 }
 
 
@@ -50,6 +53,7 @@ def cli() -> None:
     Course authors:  grader check-spec            (the bundled subject 17-08)
     Learners/staff:  grader grade answers.yaml
                      grader exercises
+    Service:         grader serve                (grader users, grader db)
     """
 
 

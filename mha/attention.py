@@ -57,10 +57,14 @@ class MultiHeadAttention(nn.Module):
     >>> m = MultiHeadAttention(768, 12)
     >>> x = torch.randn(128, 768)           # unbatched (n, d_model)
     >>> out, weights = m(x, x, x)           # out (128, 768), weights (128, 128) averaged over heads
+
+    n_kv_heads (g): how many key/value heads; num_heads (default, MHA), a divisor g of num_heads
+    (grouped-query attention, GQA: query heads i = j·h/g … (j+1)·h/g − 1 share K/V head j), or 1
+    (multi-query attention, MQA). W^K and W^V then have g·d_k columns instead of h·d_k.
     """
 
     def __init__(self, d_model, num_heads, *, kdim=None, vdim=None, bias=True, dropout=0.0,
-                 layout="fused", batch_first=True, device=None, dtype=None):
+                 layout="fused", batch_first=True, device=None, dtype=None, n_kv_heads=None):
         super().__init__()
         _positive_int("d_model", d_model)
         _positive_int("num_heads", num_heads)
@@ -68,6 +72,10 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(
                 f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): "
                 f"d_k = d_model / num_heads = {d_model / num_heads:g} is not an integer")
+        n_kv_heads = num_heads if n_kv_heads is None else _positive_int("n_kv_heads", n_kv_heads)
+        if num_heads % n_kv_heads:
+            raise ValueError(f"num_heads ({num_heads}) must be divisible by n_kv_heads ({n_kv_heads}): "
+                             f"each key/value head serves num_heads / n_kv_heads query heads")
         kdim = d_model if kdim is None else _positive_int("kdim", kdim)
         vdim = d_model if vdim is None else _positive_int("vdim", vdim)
         if layout not in LAYOUTS:
@@ -79,26 +87,28 @@ class MultiHeadAttention(nn.Module):
                              f"got {dtype!r}")
         self.d_model, self.num_heads = d_model, num_heads
         self.d_k = self.d_v = d_model // num_heads
+        self.n_kv_heads = n_kv_heads
+        self.kv_width = n_kv_heads * self.d_k  # columns of W^K and of W^V: g·d_k
         self.kdim, self.vdim = kdim, vdim
         self.bias, self.dropout = bool(bias), float(dropout)
         self.layout, self.batch_first = layout, bool(batch_first)
         self.packed = layout == "fused" and kdim == d_model and vdim == d_model
         fk = {"device": device, "dtype": dtype}
-        C, nh, hs = d_model, num_heads, self.d_k
+        C, nh, hs, g, kvw = d_model, num_heads, self.d_k, n_kv_heads, self.kv_width
         new = lambda *shape: nn.Parameter(torch.empty(*shape, **fk))  # noqa: E731
         if layout == "fused":
             if self.packed:
-                self.in_proj_weight = new(3 * C, C)  # rows: W^Q, W^K, W^V (each (out, in) = (C, C))
+                self.in_proj_weight = new(C + 2 * kvw, C)  # rows: W^Q (C, C), W^K, W^V (g·d_k, C) each
             else:
-                self.q_proj_weight, self.k_proj_weight, self.v_proj_weight = new(C, C), new(C, kdim), new(C, vdim)
-            self.in_proj_bias = new(3 * C) if bias else None
+                self.q_proj_weight, self.k_proj_weight, self.v_proj_weight = new(C, C), new(kvw, kdim), new(kvw, vdim)
+            self.in_proj_bias = new(C + 2 * kvw) if bias else None
         else:
             self.W_i_Q = nn.ParameterList([new(C, hs) for _ in range(nh)])  # each (d_model, d_k)
-            self.W_i_K = nn.ParameterList([new(kdim, hs) for _ in range(nh)])  # each (kdim, d_k)
-            self.W_i_V = nn.ParameterList([new(vdim, hs) for _ in range(nh)])  # each (vdim, d_v)
+            self.W_i_K = nn.ParameterList([new(kdim, hs) for _ in range(g)])  # each (kdim, d_k)
+            self.W_i_V = nn.ParameterList([new(vdim, hs) for _ in range(g)])  # each (vdim, d_v)
             if bias:
                 self.b_i_Q, self.b_i_K, self.b_i_V = (
-                    nn.ParameterList([new(hs) for _ in range(nh)]) for _ in range(3))
+                    nn.ParameterList([new(hs) for _ in range(n)]) for n in (nh, g, g))
         self.out_proj = nn.Linear(C, C, bias=bias, **fk)  # W^O, (out, in) = (C, h·d_v)
         self._reset_parameters()
 
@@ -115,8 +125,9 @@ class MultiHeadAttention(nn.Module):
                     self.in_proj_bias.zero_()
             else:  # draw the full W^Q, W^K, W^V as the fused layout does, then split into heads
                 w = self.out_proj.weight
-                for n, dim in (("Q", self.d_model), ("K", self.kdim), ("V", self.vdim)):
-                    full = nn.init.xavier_uniform_(torch.empty(dim, self.d_model, device=w.device, dtype=w.dtype))
+                for n, dim, width in (("Q", self.d_model, self.d_model), ("K", self.kdim, self.kv_width),
+                                      ("V", self.vdim, self.kv_width)):
+                    full = nn.init.xavier_uniform_(torch.empty(dim, width, device=w.device, dtype=w.dtype))
                     for i, W_i in enumerate(getattr(self, f"W_i_{n}")):
                         W_i.copy_(full[:, i * self.d_k:(i + 1) * self.d_k])  # (dim, d_k)
                     if self.bias:
@@ -128,7 +139,7 @@ class MultiHeadAttention(nn.Module):
     def _in_weights_out_in(self):
         """(W^Q, W^K, W^V) in torch orientation (out, in); views, no copies. Fused layout only."""
         if self.packed:
-            return self.in_proj_weight.chunk(3)  # 3 × (C, C)
+            return self.in_proj_weight.split(self._split)  # (C, C), (g·d_k, C), (g·d_k, C)
         return self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
 
     def _in_biases(self):
@@ -136,7 +147,12 @@ class MultiHeadAttention(nn.Module):
             if not self.bias:
                 return None, None, None
             return tuple(torch.cat(list(getattr(self, f"b_i_{n}"))) for n in "QKV")
-        return self.in_proj_bias.chunk(3) if self.bias else (None, None, None)
+        return self.in_proj_bias.split(self._split) if self.bias else (None, None, None)
+
+    @property
+    def _split(self):
+        """Rows of W^Q, W^K, W^V in the packed weight (and entries of the packed bias)."""
+        return (self.d_model, self.kv_width, self.kv_width)
 
     def _in_weights_text(self):
         if self.layout == "per_head":
@@ -150,12 +166,12 @@ class MultiHeadAttention(nn.Module):
 
     @property
     def W_K(self):
-        """W^K: (kdim, h·d_k)."""
+        """W^K: (kdim, g·d_k) (g = n_kv_heads; h·d_k without GQA)."""
         return self._in_weights_text()[1]
 
     @property
     def W_V(self):
-        """W^V: (vdim, h·d_v)."""
+        """W^V: (vdim, g·d_v)."""
         return self._in_weights_text()[2]
 
     @property
@@ -164,16 +180,21 @@ class MultiHeadAttention(nn.Module):
         return self.out_proj.weight.T
 
     def head_weights(self, i):
-        """(W_i^Q, W_i^K, W_i^V) of head i in the text's orientation: (d_model, d_k), (kdim, d_k), (vdim, d_v)."""
+        """(W_i^Q, W_i^K, W_i^V) of head i in the text's orientation: (d_model, d_k), (kdim, d_k), (vdim, d_v).
+        With GQA, W_i^K and W_i^V are those of head i's group j = i // (h/g), shared by its query heads."""
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.num_heads:
             raise ValueError(f"head index i must be an integer in [0, {self.num_heads}), got {i!r}")
+        j = i // (self.num_heads // self.n_kv_heads)  # the key/value head of query head i
         if self.layout == "per_head":
-            return self.W_i_Q[i], self.W_i_K[i], self.W_i_V[i]
-        cols = slice(i * self.d_k, (i + 1) * self.d_k)
-        return tuple(w[:, cols] for w in self._in_weights_text())
+            return self.W_i_Q[i], self.W_i_K[j], self.W_i_V[j]
+        WQ, WK, WV = self._in_weights_text()
+        q_cols, kv_cols = slice(i * self.d_k, (i + 1) * self.d_k), slice(j * self.d_k, (j + 1) * self.d_k)
+        return WQ[:, q_cols], WK[:, kv_cols], WV[:, kv_cols]
 
     def extra_repr(self):
         extra = "" if self.kdim == self.vdim == self.d_model else f", kdim={self.kdim}, vdim={self.vdim}"
+        if self.n_kv_heads != self.num_heads:
+            extra += f", n_kv_heads={self.n_kv_heads}"
         return (f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}{extra}, "
                 f"bias={self.bias}, dropout={self.dropout}, layout={self.layout!r}, batch_first={self.batch_first}")
 
@@ -185,7 +206,7 @@ class MultiHeadAttention(nn.Module):
             self.d_model, self.num_heads, kdim=self.kdim, vdim=self.vdim, bias=self.bias,
             dropout=self.dropout, layout=layout,
             batch_first=self.batch_first if batch_first is None else batch_first,
-            device=w.device, dtype=w.dtype)
+            device=w.device, dtype=w.dtype, n_kv_heads=self.n_kv_heads)
 
     def to_layout(self, layout):
         """A new module in `layout` ("fused" or "per_head") computing the same function."""
@@ -201,8 +222,8 @@ class MultiHeadAttention(nn.Module):
                     new.in_proj_bias.copy_(torch.cat(bs))
             else:
                 hs = self.d_k
-                for n, W, b in zip("QKV", Ws, bs):
-                    for i in range(self.num_heads):
+                for n, W, b, heads in zip("QKV", Ws, bs, (self.num_heads, self.n_kv_heads, self.n_kv_heads)):
+                    for i in range(heads):
                         getattr(new, f"W_i_{n}")[i].copy_(W[:, i * hs:(i + 1) * hs])
                         if self.bias:
                             getattr(new, f"b_i_{n}")[i].copy_(b[i * hs:(i + 1) * hs])
@@ -232,7 +253,10 @@ class MultiHeadAttention(nn.Module):
         return new.train(m.training)
 
     def to_torch(self):
-        """A torch.nn.MultiheadAttention with the same function and the same weights."""
+        """A torch.nn.MultiheadAttention with the same function and the same weights (MHA only)."""
+        if self.n_kv_heads != self.num_heads:
+            raise ValueError(f"torch.nn.MultiheadAttention has no grouped-query attention; this module has "
+                             f"n_kv_heads={self.n_kv_heads} < num_heads={self.num_heads}")
         w = self.out_proj.weight
         m = nn.MultiheadAttention(self.d_model, self.num_heads, dropout=self.dropout, bias=self.bias,
                                   kdim=self.kdim, vdim=self.vdim, batch_first=self.batch_first,
@@ -251,7 +275,7 @@ class MultiHeadAttention(nn.Module):
     # ------------------------------------------------------------------ forward
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-                average_attn_weights=True, is_causal=False):
+                average_attn_weights=True, is_causal=False, kv_cache=None):
         """Attend from `query` to `key`/`value`; returns (output, weights or None).
 
         Shapes as nn.MultiheadAttention: query (B, L, C) if batch_first else (L, B, C), or
@@ -260,34 +284,52 @@ class MultiHeadAttention(nn.Module):
         or float (added to the scores). is_causal: causal masking (builds the mask when attn_mask
         is None; otherwise attn_mask is taken as the causal mask, as torch does).
         Weights (need_weights=True): (B, L, S) averaged over heads, or (B, h, L, S).
+        kv_cache (mha.KVCache, incremental decoding): the new keys/values are appended to it and the
+        query attends to everything it holds; is_causal then places the new tokens after the cached
+        ones (query t sees cached keys and new keys 0..t). No attn_mask/key_padding_mask with it.
         """
         return self._run(query, key, value, key_padding_mask, need_weights, attn_mask,
-                         average_attn_weights, is_causal)
+                         average_attn_weights, is_causal, kv_cache=kv_cache)
+
+    def new_kv_cache(self, batch, max_len, *, dtype=None, device=None):
+        """An empty mha.KVCache for this layer: keys and values of up to max_len tokens, g heads of d_k."""
+        from mha.kv_cache import KVCache
+        w = self.out_proj.weight
+        return KVCache(batch, self.n_kv_heads, self.d_k, max_len, dtype=dtype or w.dtype,
+                       device=w.device if device is None else device)
 
     def _run(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-             average_attn_weights=True, is_causal=False, record=None):
+             average_attn_weights=True, is_causal=False, record=None, kv_cache=None):
         self_attention = query is key and key is value
         q, k, v, unbatched = self._batch_first_inputs(query, key, value)
         B, T, C = q.size()  # batch, query length, d_model
-        S = k.size(1)  # key length
-        nh, hs = self.num_heads, self.d_k
+        past = 0 if kv_cache is None else self._check_cache(kv_cache, B, k.size(1), key_padding_mask, attn_mask)
+        S = past + k.size(1)  # key length: cached tokens, then the new ones
+        nh, hs, g = self.num_heads, self.d_k, self.n_kv_heads
         mask, sdpa_causal = self._merged_mask(key_padding_mask, attn_mask, is_causal, B, T, S, unbatched,
-                                              q.dtype, q.device, need_weights or record is not None)
+                                              q.dtype, q.device, need_weights or record is not None, past)
 
         # projections: Q_i = Q·W_i^Q, ... for all heads at once, then split into heads
-        Qh, Kh, Vh = self._project(q, k, v, self_attention)  # each (B, nh, T|S, hs)
+        Qh, Kh, Vh = self._project(q, k, v, self_attention)  # (B, nh, T, hs), (B, g, S_new, hs) × 2
+        if kv_cache is not None:
+            Kh, Vh = kv_cache.append(Kh, Vh)  # (B, g, S, hs) each: cached keys/values, then the new ones
+        if g != nh or record is not None:
+            K_i, V_i = _share(Kh, nh), _share(Vh, nh)  # head i uses K/V head i // (nh/g): (B, nh, S, hs)
         if record is not None:
-            record.update(Q=q, K=k, V=v, Q_i=Qh, K_i=Kh, V_i=Vh)
+            record.update(Q=q, K=k, V=v, Q_i=Qh, K_i=K_i, V_i=V_i)
 
         p = self.dropout if self.training else 0.0
         if not need_weights and record is None:
             # fast path: one fused kernel, the (B, nh, T, S) weights are never materialised
             with _stage("attention"):
+                gqa = {"enable_gqa": True} if g != nh else {}  # SDPA shares K/V heads itself
                 y = F.scaled_dot_product_attention(Qh, Kh, Vh, attn_mask=mask, dropout_p=p,
-                                                   is_causal=sdpa_causal)  # (B, nh, T, hs)
+                                                   is_causal=sdpa_causal, **gqa)  # (B, nh, T, hs)
             att = None
         else:
             # reference path: the equations of 17-08, written out
+            if g != nh:
+                Kh, Vh = K_i, V_i  # (B, nh, S, hs)
             with _stage("qk"):
                 att = (Qh @ Kh.transpose(-2, -1)).mul_(1.0 / math.sqrt(hs))  # S_i: (B, nh, T, S)
                 if record is not None:
@@ -326,20 +368,20 @@ class MultiHeadAttention(nn.Module):
         return out, att
 
     def _project(self, q, k, v, self_attention):
-        """Q_i, K_i, V_i for all heads, each (B, nh, T|S, hs)."""
+        """Q_i for all query heads (B, nh, T, hs); K_j, V_j for all key/value heads (B, g, S, hs)."""
         B, T, C = q.size()
         S = k.size(1)
-        nh, hs = self.num_heads, self.d_k
+        nh, hs, g = self.num_heads, self.d_k, self.n_kv_heads
         if self.layout == "per_head":
             heads = []
-            for n, x in zip("QKV", (q, k, v)):
+            for n, x, count in zip("QKV", (q, k, v), (nh, g, g)):
                 with _stage(f"{n.lower()}_proj"):
                     Ws = getattr(self, f"W_i_{n}")
-                    bs = getattr(self, f"b_i_{n}") if self.bias else [None] * nh
+                    bs = getattr(self, f"b_i_{n}") if self.bias else [None] * count
                     # head by head, as the article writes it: X_i = X · W_i (+ b_i), each (B, T|S, hs),
-                    # gathered into (B, nh, T|S, hs) by copies (torch.stack's Python meta kernel
+                    # gathered into (B, nh|g, T|S, hs) by copies (torch.stack's Python meta kernel
                     # would import torch._dynamo; see _linear)
-                    stacked = x.new_empty((x.size(0), nh, x.size(1), hs))
+                    stacked = x.new_empty((x.size(0), count, x.size(1), hs))
                     for i, (W_i, b_i) in enumerate(zip(Ws, bs)):
                         x_i = x @ W_i if b_i is None else (x @ W_i).add_(b_i)
                         stacked[:, i].copy_(x_i)
@@ -349,19 +391,39 @@ class MultiHeadAttention(nn.Module):
         bq, bk, bv = self._in_biases()
         if self_attention and self.packed:
             # one matmul for Q, K and V (17-08 §7), like nanoGPT's c_attn
-            with _stage(("in_proj", (C, C, C))):
-                qkv = _linear(q, self.in_proj_weight, self.in_proj_bias)  # (B, T, 3C)
-            qkv = qkv.view(B, T, 3, nh, hs)  # (B, T, 3, nh, hs)
-            return tuple(t.transpose(1, 2) for t in qkv.unbind(2))  # 3 × (B, nh, T, hs)
+            with _stage(("in_proj", self._split)):
+                qkv = _linear(q, self.in_proj_weight, self.in_proj_bias)  # (B, T, C + 2·g·hs)
+            if g == nh:
+                qkv = qkv.view(B, T, 3, nh, hs)  # (B, T, 3, nh, hs)
+                return tuple(t.transpose(1, 2) for t in qkv.unbind(2))  # 3 × (B, nh, T, hs)
+            q, k, v = qkv.split(self._split, dim=-1)  # (B, T, C), (B, T, g·hs), (B, T, g·hs)
+            return (q.view(B, T, nh, hs).transpose(1, 2),  # (B, nh, T, hs)
+                    k.view(B, T, g, hs).transpose(1, 2),  # (B, g, T, hs)
+                    v.view(B, T, g, hs).transpose(1, 2))  # (B, g, T, hs)
         with _stage("q_proj"):
             q = _linear(q, Wq, bq)  # (B, T, C)
         with _stage("k_proj"):
-            k = _linear(k, Wk, bk)  # (B, S, C)
+            k = _linear(k, Wk, bk)  # (B, S, g·hs)
         with _stage("v_proj"):
-            v = _linear(v, Wv, bv)  # (B, S, C)
+            v = _linear(v, Wv, bv)  # (B, S, g·hs)
         return (q.view(B, T, nh, hs).transpose(1, 2),  # (B, nh, T, hs)
-                k.view(B, S, nh, hs).transpose(1, 2),  # (B, nh, S, hs)
-                v.view(B, S, nh, hs).transpose(1, 2))  # (B, nh, S, hs)
+                k.view(B, S, g, hs).transpose(1, 2),  # (B, g, S, hs)
+                v.view(B, S, g, hs).transpose(1, 2))  # (B, g, S, hs)
+
+    def _check_cache(self, cache, B, S_new, key_padding_mask, attn_mask):
+        """The number of tokens already in `cache`, after checking that it fits this layer and call."""
+        from mha.kv_cache import KVCache
+        if not isinstance(cache, KVCache):
+            raise ValueError(f"kv_cache must be an mha.KVCache (m.new_kv_cache(batch, max_len)), "
+                             f"got {type(cache).__name__}")
+        if key_padding_mask is not None or attn_mask is not None:
+            raise ValueError("kv_cache takes no key_padding_mask or attn_mask (use is_causal)")
+        if (cache.batch, cache.n_kv_heads, cache.d_k) != (B, self.n_kv_heads, self.d_k):
+            raise ValueError(f"kv_cache holds batch {cache.batch}, {cache.n_kv_heads} heads of {cache.d_k}; "
+                             f"this call needs batch {B}, {self.n_kv_heads} heads of {self.d_k}")
+        if cache.length + S_new > cache.max_len:
+            raise ValueError(f"kv_cache is full: {cache.length} + {S_new} new tokens > max_len {cache.max_len}")
+        return cache.length
 
     # ------------------------------------------------------------- validation
 
@@ -401,18 +463,23 @@ class MultiHeadAttention(nn.Module):
                              f"got {query.size(0)} and {key.size(0)}")
         return query, key, value, False
 
-    def _merged_mask(self, key_padding_mask, attn_mask, is_causal, B, T, S, unbatched, dtype, device, explicit):
-        """One additive mask broadcastable to (B, nh, T, S), or None; and the is_causal flag for SDPA."""
+    def _merged_mask(self, key_padding_mask, attn_mask, is_causal, B, T, S, unbatched, dtype, device, explicit,
+                     past=0):
+        """One additive mask broadcastable to (B, nh, T, S), or None; and the is_causal flag for SDPA.
+        past: tokens already in a KV cache; the T queries are then the last T positions of S."""
         nh = self.num_heads
         for name, m in (("attn_mask", attn_mask), ("key_padding_mask", key_padding_mask)):
             if m is not None and not isinstance(m, torch.Tensor):
                 raise ValueError(f"{name} must be a bool or floating-point torch.Tensor or None, got {type(m).__name__}")
         if not isinstance(is_causal, bool):
             raise ValueError(f"is_causal must be True or False, got {is_causal!r}")
-        if is_causal and attn_mask is None and key_padding_mask is None and not explicit:
-            return None, True  # SDPA builds the causal mask itself
+        if is_causal and past and T == 1 and attn_mask is None and key_padding_mask is None:
+            return None, False  # one new token after the cached ones sees all of them: nothing to mask
+        if is_causal and not past and attn_mask is None and key_padding_mask is None and not explicit:
+            return None, True  # SDPA builds the causal mask itself (aligned at the top left)
         if is_causal and attn_mask is None:
-            attn_mask = torch.ones(T, S, dtype=torch.bool, device=device).tril().logical_not()  # (T, S)
+            # query t (position past + t) sees keys 0..past + t
+            attn_mask = torch.ones(T, S, dtype=torch.bool, device=device).tril(past).logical_not()  # (T, S)
         mask = None
         if attn_mask is not None:
             ok = [(T, S), (nh, T, S)] if unbatched else [(T, S), (B * nh, T, S)]
@@ -430,6 +497,14 @@ class MultiHeadAttention(nn.Module):
             kpm = _additive(key_padding_mask, dtype, "key_padding_mask").view(-1, 1, 1, S)  # (B, 1, 1, S)
             mask = kpm if mask is None else mask + kpm
         return mask, False
+
+
+def _share(kv, nh):
+    """K or V heads (B, g, S, hs) repeated for the nh query heads: query head i gets head i // (nh/g)."""
+    B, g, S, hs = kv.shape
+    if g == nh:
+        return kv
+    return kv[:, :, None].expand(B, g, nh // g, S, hs).reshape(B, nh, S, hs)  # (B, nh, S, hs)
 
 
 def _linear(x, weight, bias):

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 STAGES = ("q_proj", "k_proj", "v_proj", "qk", "av", "out_proj")
+BLOCK_STAGES = STAGES + ("ffn",)  # a TransformerBlock; a Transformer adds "lm_head"
+MODEL_STAGES = BLOCK_STAGES + ("lm_head",)
 SOFTMAX_FLOPS_PER_ELEMENT = 5
 
 
@@ -45,6 +47,16 @@ class FlopReport:
     @property
     def attention(self):
         return self.by_stage["qk"] + self.by_stage["av"]
+
+    @property
+    def ffn(self):
+        """Feed-forward matmuls (0 for a lone attention layer)."""
+        return self.by_stage.get("ffn", 0)
+
+    @property
+    def lm_head(self):
+        """The output layer's matmul (0 but for a Transformer)."""
+        return self.by_stage.get("lm_head", 0)
 
     @property
     def matmul_total(self):
@@ -89,7 +101,8 @@ def attention_matrices(m, query, key, dtype=None) -> AttentionMatrices:
     value = key.new_empty(key.shape[:-1] + (m.vdim,))
     m._batch_first_inputs(query, key, value)  # the caller's inputs, checked against m itself
     twin = MultiHeadAttention(m.d_model, m.num_heads, kdim=m.kdim, vdim=m.vdim, bias=m.bias, layout=m.layout,
-                              batch_first=m.batch_first, device="meta", dtype=w.dtype)
+                              batch_first=m.batch_first, device="meta", dtype=w.dtype,
+                              n_kv_heads=m.n_kv_heads)
     meta = [t.to("meta") for t in (query, key, value)]
     A = trace(twin, *meta)["A_i"]  # (…, h, n_q, n_k): one matrix per (batch item, head)
     shape = tuple(A.shape[-2:])
@@ -105,20 +118,31 @@ def _check_module(m) -> None:
                          f"MultiHeadAttention.from_torch(m)), got {type(m).__name__}")
 
 
-def measure_flops(m, query, key, value, **kw) -> FlopReport:
+def measure_flops(m, query, key=None, value=None, **kw) -> FlopReport:
     """Run m(query, key, value, **kw) once under a counter and return its FLOPs by stage.
 
     kw as for m.forward (need_weights picks the path: True the explicit equations, False the
     fused scaled_dot_product_attention). No gradients are recorded.
+    An mha.TransformerBlock is run as m(query, **kw) (query = x) and its report adds the stage
+    "ffn"; an mha.Transformer as m(query, **kw) (query = tokens), adding "ffn" and "lm_head".
+    Stage FLOPs of a stack are summed over its layers.
     """
     import torch
 
     if isinstance(m, torch.nn.MultiheadAttention):  # other modules are counted (or refused) stage by stage
         raise ValueError("m is a torch.nn.MultiheadAttention, whose fast path hides its stages: measure "
                          "mha.MultiHeadAttention.from_torch(m), the same function")
-    counter = _counter_class()()
+    from mha.block import Transformer, TransformerBlock
+    whole = isinstance(m, (Transformer, TransformerBlock))
+    if whole and (key is not None or value is not None):
+        raise ValueError(f"an mha.{type(m).__name__} takes one input: measure_flops(m, x_or_tokens, **kw)")
+    stages = MODEL_STAGES if isinstance(m, Transformer) else BLOCK_STAGES if whole else STAGES
+    counter = _counter_class()(stages)
     with torch.no_grad(), counter.function_mode(), counter:
-        m(query, key, value, **kw)
+        if whole:
+            m(query, **kw)
+        else:
+            m(query, key, value, **kw)
     return counter.report()
 
 
@@ -206,9 +230,9 @@ def _counter_class():
             # later torch drops this hook, the cost comes back; the counts do not change).
             return False
 
-        def __init__(self):
+        def __init__(self, stages=STAGES):
             super().__init__()
-            self.flops = dict.fromkeys(STAGES, 0)
+            self.flops = dict.fromkeys(stages, 0)
             self.other = {"softmax": 0, "scaling": 0, "masking": 0, "bias": 0}
             self.inside_sdpa = 0
 
@@ -234,7 +258,7 @@ def _counter_class():
                     self.flops[name] += share
                 self.other["bias"] += adds
                 return
-            if stage not in STAGES:
+            if stage not in self.flops:
                 raise RuntimeError(f"a matmul of {flops} FLOPs ran outside any known stage ({stage!r})")
             self.flops[stage] += flops
             if adds:
@@ -261,7 +285,7 @@ def _counter_class():
             elif packet in elementwise and isinstance(out, torch.Tensor):
                 if stage_name == "qk":
                     self.other["masking" if elementwise[packet] == "add" else "scaling"] += out.numel()
-                elif stage_name in ("q_proj", "k_proj", "v_proj", "in_proj", "out_proj") \
+                elif stage_name in ("q_proj", "k_proj", "v_proj", "in_proj", "out_proj", "ffn") \
                         and elementwise[packet] == "add":
                     self.other["bias"] += out.numel()
             elif any(s in packet.__name__ for s in suspicious):

@@ -286,3 +286,13 @@ def test_close_stops_the_check_processes_and_a_later_call_starts_new_ones():
     assert grade_answer(bank, "17-08/practice-1", 65).status == "wrong"
     assert api.executor_of(bank) is not first
     api.close(bank)
+
+
+def test_a_relations_mathml_is_well_formed_xml():
+    """SymPy prints the operator of n < 2d bare (<mo><</mo>); the reading escapes it, so that a
+    page's XML parser keeps it instead of dropping the reading."""
+    from xml.etree import ElementTree as ET
+    for text, op in (("n < 2d", "<"), ("n > 2d", ">"), ("n <= 2d", "≤")):
+        r = validate_answer(BANK, "17-08/crossover", text)
+        root = ET.fromstring(f"<math>{r.mathml.replace('&InvisibleTimes;', '&#x2062;')}</math>")
+        assert [mo.text for mo in root.iter("mo")][0] == op, (text, r.mathml)

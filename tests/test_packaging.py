@@ -53,6 +53,9 @@ def test_installed_wheel_works_outside_the_repository(wheel, tmp_path):
     r = grader("grade", "a.yaml", "--format", "json")
     assert r.returncode == 0, r.stderr
     assert '"correct": true' in r.stdout, r.stdout
+    # the service's migrations ship in the wheel: `grader db upgrade` works outside the repository
+    r = grader("db", "upgrade", "--database", str(elsewhere / "g.db"))
+    assert r.returncode == 0 and "upgraded from nothing to" in r.stdout, r.stderr
 
 
 def test_wheel_holds_both_packages_and_bundled_data(wheel):

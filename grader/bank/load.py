@@ -18,7 +18,7 @@ FILE_KEYS = {"subject", "problems"}
 PROBLEM_KEYS = {
     "id", "prompt", "kind", "points", "reference", "source", "tolerance", "sig_figs", "unit",
     "choices", "feedback", "mistakes", "derive", "measure", "variant", "note", "partial",
-    "solution", "tests",
+    "solution", "tests", "attempts",
 }
 SOURCE_KEYS = {"document", "section"}
 FEEDBACK_KEYS = {"wrong"}
@@ -190,6 +190,9 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
     sig_figs = item.get("sig_figs")
     if sig_figs is not None and (not isinstance(sig_figs, int) or sig_figs < 1):
         err("'sig_figs' must be a positive integer", "sig_figs")
+    attempts = item.get("attempts")
+    if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1):
+        err("'attempts' must be a positive integer (how many submissions of this problem count)", "attempts")
     source = item.get("source", "")
     if isinstance(source, dict):
         source = " ".join(str(source.get(k, "")) for k in ("document", "section")).strip()
@@ -202,7 +205,7 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
         unit=item.get("unit"), choices=choices, feedback=frozen(plain(feedback)), mistakes=mistakes,
         derive=derive, measure=measure, variant=variant, partial=partial, note=str(item.get("note", "")),
         solution=str(base / item["solution"]) if item.get("solution") else None,
-        tests=str(base / item["tests"]) if item.get("tests") else None,
+        tests=str(base / item["tests"]) if item.get("tests") else None, attempts=attempts,
     )
 
 

@@ -90,6 +90,7 @@ class Problem:
     note: str = ""
     solution: str | None = None  # code kind: reference solution (relative to the bank file)
     tests: str | None = None     # code kind: the tests (relative to the bank file)
+    attempts: int | None = None  # submissions of it that count (`grader serve`); None: no limit
 
     def __hash__(self) -> int:
         return hash(self.id)

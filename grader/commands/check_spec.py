@@ -40,8 +40,9 @@ def _memory_budget(ctx: click.Context, param: click.Parameter, value: str | None
 
 @click.command("check-spec")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text", show_default=True,
-              help="Report format: a table per subject, JSON (fields: claims, summary), or JUnit XML.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "html"]), default="text", show_default=True,
+              help="Report format: a table per subject, JSON (fields: claims, summary), JUnit XML, or one standalone "
+                   "HTML page (with -o report.html; docs/web.md).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the report to FILE instead of standard output (checked before anything runs).")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
@@ -93,7 +94,11 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
 
     terminal = output is None and fmt == "text" and sys.stdout.isatty()
     width = shutil.get_terminal_size().columns if terminal else None
-    text = render(results, fmt, verbose=verbose, colour=terminal, width=width)
+    if fmt == "html":
+        from grader.web.report import render_html
+        text = render_html(results)
+    else:
+        text = render(results, fmt, verbose=verbose, colour=terminal, width=width)
     if output:
         try:
             with open(output, "w", encoding="utf-8") as f:

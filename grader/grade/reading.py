@@ -67,11 +67,19 @@ def _column(spec: Any, raw: Any) -> int | None:
     return None
 
 
+_BARE_OPERATOR = {"<mo><</mo>": "<mo>&lt;</mo>", "<mo>></mo>": "<mo>&gt;</mo>"}
+
+
 def _math(expr: Any) -> tuple[str | None, str | None]:
-    """(LaTeX, presentation MathML) of a SymPy object, by SymPy's printers."""
+    """(LaTeX, presentation MathML) of a SymPy object, by SymPy's printers. SymPy writes the
+    operators of n < 2d and n > 2d bare (``<mo><</mo>``), which is not well-formed XML: they
+    are escaped, so that the MathML parses."""
     import sympy
     from sympy.printing.mathml import mathml
-    return sympy.latex(expr), mathml(expr, printer="presentation")
+    text = mathml(expr, printer="presentation")
+    for bare, escaped in _BARE_OPERATOR.items():
+        text = text.replace(bare, escaped)
+    return sympy.latex(expr), text
 
 
 def _rational(value: Any) -> Any:

@@ -1,0 +1,60 @@
+"""`grader serve`: the grading service (FastAPI on uvicorn)."""
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from .db import DATABASE
+
+
+@click.command("serve")
+@DATABASE
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port.")
+@click.option("--exercises", type=click.Path(exists=True), default=None,
+              help="Exercise bank: a YAML file or a folder of them (default: the bundled bank).")
+@click.option("--spec", type=click.Path(exists=True), default=None,
+              help="The spec the bank's references derive from (default: the bundled one).")
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64),
+              help="Grading worker processes (answers are checked there, under limits).")
+@click.option("--job-workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Job processes (code submissions in the sandbox, batches, regrades).")
+@click.option("--timeout", default=2.0, show_default=True, type=click.FloatRange(0.1, 60.0),
+              help="Seconds one answer may take; past it the answer gets 0 as too complex to grade.")
+@click.option("--policy", type=click.Choice(["best", "last"]), default="best", show_default=True,
+              help="Gradebook: each problem's best attempt, or its last one.")
+@click.option("--rate", default=50.0, show_default=True, type=click.FloatRange(0),
+              help="Requests a second per token (0: no limit); past it, 429 with Retry-After.")
+@click.option("--burst", default=100, show_default=True, type=click.IntRange(1), help="... in a burst.")
+@click.option("--access-log/--no-access-log", default=False, show_default=True, help="Log every request.")
+def serve(database, host, port, exercises, spec, workers, job_workers, timeout, policy, rate, burst, access_log):
+    """Run the grading service: an HTTP API (OpenAPI at /openapi.json, docs at /docs) over the
+    same engine as `grader grade`.
+
+    \b
+    The database is ./grader.db (SQLite) unless --database names another; a new one is
+    created, one whose schema is behind is refused (run `grader db upgrade`).
+    Accounts and tokens: `grader users add-instructor NAME`, `grader users import ROSTER.csv`.
+    """
+    from grader.db import Database
+    from grader.serve.app import create_app
+    from grader.serve.engine import Engine
+    from grader.serve.settings import Settings
+    import uvicorn
+
+    d = Database(database)
+    if d.ensure_schema() == "created":
+        click.echo(f"created the database {d.shown}", err=True)
+    d.dispose()
+    Engine(exercises, spec)     # an invalid bank is reported here, before anything listens
+    settings = Settings(database=d.url, exercises=exercises, spec=spec, workers=workers, job_workers=job_workers,
+                        timeout_s=timeout, policy=policy, rate=rate, burst=burst)
+    # the event loop, the database writer and the workers' dispatcher are threads handing work
+    # to each other: a shorter GIL switch interval lets a thread back from I/O run sooner
+    sys.setswitchinterval(0.001)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    click.echo(f"grader serve: http://{host}:{port}/docs  (database {d.shown}, {workers} grading workers)", err=True)
+    uvicorn.run(create_app(settings), host=host, port=port, loop="auto", http="auto", access_log=access_log,
+                log_level="info", timeout_graceful_shutdown=10)

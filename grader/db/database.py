@@ -1,0 +1,171 @@
+"""Open a database by URL, check its schema against the migrations, run them."""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+
+from sqlalchemy import create_engine, event, inspect
+from sqlalchemy.engine import Connection, make_url
+
+from grader.errors import GraderError
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+DEFAULT = "grader.db"
+
+
+class SchemaError(GraderError):
+    """The database's schema is not the one this grader's migrations end at."""
+
+
+def database_url(value: str | None) -> str:
+    """A SQLAlchemy URL from ``--database``: a URL, or a path of a SQLite file (default
+    ``./grader.db``); ``postgresql://`` means psycopg 3."""
+    value = (value or DEFAULT).strip()
+    if "://" not in value:
+        if value == ":memory:":
+            raise GraderError("an in-memory SQLite database cannot be shared by the service's connections; "
+                              "give a file")
+        return "sqlite:///" + value
+    url = make_url(value)
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")
+    return url.render_as_string(hide_password=False)
+
+
+def _sqlite_engine(url: str, begin: str):
+    engine = create_engine(url, pool_size=8, max_overflow=8, pool_timeout=60,
+                           connect_args={"check_same_thread": False, "timeout": 60})
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi, record):
+        dbapi.isolation_level = None                # transactions are begun below, not by the driver
+        cur = dbapi.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=FULL")      # a commit that returned is on disk
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=60000")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn):
+        conn.exec_driver_sql(begin)
+
+    return engine
+
+
+class Database:
+    """The engines of one database: ``read()`` and ``write()`` give a connection inside one
+    transaction, committed when the block ends without an exception."""
+
+    def __init__(self, url: str | None = None):
+        self.url = database_url(url)
+        self.dialect = make_url(self.url).get_backend_name()
+        if self.dialect == "sqlite":
+            path = make_url(self.url).database
+            if path and not Path(path).parent.is_dir():
+                raise GraderError(f"no such folder for the database file: {Path(path).parent}")
+            # reads take no lock; a write takes the write lock at BEGIN, so a transaction that
+            # reads and then writes (attempts, idempotency keys) never fails half-way as busy
+            self.reader = _sqlite_engine(self.url, "BEGIN")
+            self.writer = _sqlite_engine(self.url, "BEGIN IMMEDIATE")
+            # one writer at a time in this process: threads wait here, in turn, instead of in
+            # SQLite's busy handler, which sleeps and retries (up to 100 ms a time) under load
+            self._write_lock = threading.Lock()
+        else:
+            self.reader = self.writer = create_engine(self.url, pool_size=8, max_overflow=8, pool_pre_ping=True,
+                                                      pool_timeout=60)
+            self._write_lock = nullcontext()
+        from .batch import GroupWriter
+        self._group = GroupWriter(self) if self.dialect == "sqlite" else None   # its thread starts on first use
+        self._pool = None if self._group else ThreadPoolExecutor(8, thread_name_prefix="grader-db")
+
+    @property
+    def shown(self) -> str:
+        """The URL without its password."""
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    @contextmanager
+    def read(self):
+        with self.reader.begin() as conn:
+            yield conn
+
+    @contextmanager
+    def write(self):
+        with self._write_lock, self.writer.begin() as conn:
+            yield conn
+
+    def submit_write(self, fn) -> Future:
+        """``fn(conn)`` in a write transaction, as a future resolved once it is committed. On
+        SQLite, writes queued together commit together (:class:`~grader.db.batch.GroupWriter`);
+        elsewhere each runs in a transaction of its own on a small thread pool."""
+        if self._group is not None:
+            return self._group.submit(fn)
+
+        def run():
+            with self.write() as conn:
+                return fn(conn)
+        return self._pool.submit(run)
+
+    def dispose(self) -> None:
+        if self._group is not None:
+            self._group.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+        self.reader.dispose()
+        if self.writer is not self.reader:
+            self.writer.dispose()
+
+    # ------------------------------------------------------------------ migrations
+
+    def _config(self, conn: Connection | None = None):
+        from alembic.config import Config
+        cfg = Config()
+        cfg.set_main_option("script_location", str(MIGRATIONS))
+        cfg.attributes["connection"] = conn
+        return cfg
+
+    def head(self) -> str:
+        from alembic.script import ScriptDirectory
+        return ScriptDirectory.from_config(self._config()).get_current_head()
+
+    def revision(self) -> str | None:
+        """The schema revision the database is at (None: no grader schema at all)."""
+        from alembic.runtime.migration import MigrationContext
+        with self.reader.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+
+    def is_empty(self) -> bool:
+        with self.reader.connect() as conn:
+            return not inspect(conn).get_table_names()
+
+    def upgrade(self, target: str = "head") -> tuple[str | None, str]:
+        """Run the migrations up to ``target``: (revision before, revision after)."""
+        from alembic import command
+        before = self.revision()
+        with self.writer.begin() as conn:
+            command.upgrade(self._config(conn), target)
+        return before, self.revision()
+
+    def ensure_schema(self, *, create: bool = True) -> str | None:
+        """Check the schema is the migrations' head. A database with no tables at all is created
+        (returns "created"); one behind (or ahead, or not grader's) raises :class:`SchemaError`
+        naming ``grader db upgrade``."""
+        head, current = self.head(), self.revision()
+        if current == head:
+            return None
+        if current is None and self.is_empty() and create:
+            self.upgrade()
+            return "created"
+        cmd = f"grader db upgrade --database '{self.shown}'"
+        if current is None:
+            raise SchemaError(f"the database {self.shown} has tables but no grader schema version; "
+                              "give an empty database or one made by grader")
+        from alembic.script import ScriptDirectory
+        known = {s.revision for s in ScriptDirectory.from_config(self._config()).walk_revisions()}
+        if current not in known:
+            raise SchemaError(f"the database {self.shown} is at schema revision {current}, which this grader "
+                              f"does not know (its newest is {head}): it was made by a newer grader")
+        raise SchemaError(f"the database {self.shown} is at schema revision {current}, behind this grader's "
+                          f"{head}: back it up, then run `{cmd}`")

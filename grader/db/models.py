@@ -1,0 +1,127 @@
+"""The service's tables (SQLAlchemy 2 declarative models).
+
+Public ids (submissions, answers, jobs) are random (uuid4 hex), never sequential, so an id
+tells nothing about how many others exist or whose they are. Answers, grades and job results
+are stored as the engine's JSON objects (``result`` holds exactly the per-answer object of
+``grader grade --format json``); the columns beside them are what queries filter and sum.
+"""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+
+from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text,
+                        UniqueConstraint)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class User(Base):
+    """A learner (``login`` is the learner id of answer files) or an instructor."""
+
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    login: Mapped[str] = mapped_column(String(200), unique=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    email: Mapped[str] = mapped_column(String(320), default="")
+    role: Mapped[str] = mapped_column(String(20))               # learner | instructor
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class Token(Base):
+    """A bearer token: only its SHA-256 is stored; ``prefix`` names it in listings."""
+
+    __tablename__ = "tokens"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class Submission(Base):
+    """One submission: stored (``received``) before it is graded (``graded``)."""
+
+    __tablename__ = "submissions"
+    __table_args__ = (UniqueConstraint("user_id", "idempotency_key", name="uq_submission_idempotency"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    body_hash: Mapped[str] = mapped_column(String(64), default="")
+    source: Mapped[str] = mapped_column(String(20), default="api")      # api | batch | code
+    status: Mapped[str] = mapped_column(String(20), default="received")  # received | graded
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    graded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    max_score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    pending_points: Mapped[float | None] = mapped_column(Float, nullable=True)
+    unanswered: Mapped[list | None] = mapped_column(JSON, nullable=True)
+
+
+class Answer(Base):
+    """One answer of a submission, and its grade (``result``: the engine's JSON object)."""
+
+    __tablename__ = "answers"
+    __table_args__ = (Index("ix_answers_user_problem", "user_id", "problem_id"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    submission_id: Mapped[str] = mapped_column(ForeignKey("submissions.id"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    problem_id: Mapped[str] = mapped_column(String(200), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    raw: Mapped[object] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    status: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    correct: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    max_score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    pending_points: Mapped[float | None] = mapped_column(Float, nullable=True)
+    feedback: Mapped[str | None] = mapped_column(Text, nullable=True)
+    result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+
+
+class Review(Base):
+    """A person's grade of an answer (free text, an undecided equivalence): who, when, what.
+    The latest review of an answer is the one that counts."""
+
+    __tablename__ = "reviews"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    answer_id: Mapped[str] = mapped_column(ForeignKey("answers.id"), index=True)
+    reviewer_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    score: Mapped[float] = mapped_column(Float)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class Job(Base):
+    """Work done outside a request: a code submission, a batch, a regrade. A row, so a crash
+    loses none: at start-up, jobs left ``running`` are ``queued`` again."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (Index("ix_jobs_status_created", "status", "created_at"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    kind: Mapped[str] = mapped_column(String(20))                       # code | batch | regrade
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    problem_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    status: Mapped[str] = mapped_column(String(20), default="queued")   # queued | running | done | failed
+    params: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    data: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tries: Mapped[int] = mapped_column(Integer, default=0)
+    result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

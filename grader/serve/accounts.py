@@ -1,0 +1,138 @@
+"""Accounts for `grader users`: learners and instructors, their tokens (printed once, stored
+as a hash), revocation."""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+
+from sqlalchemy import insert, select, update
+
+from grader.db.models import Token, User, now
+from grader.errors import InputError, Location
+
+from .auth import new_token, token_hash, token_prefix
+
+LOGIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+\-]{0,199}$")
+ROSTER_COLUMNS = ("learner", "name", "email")
+
+
+@dataclass(frozen=True)
+class Issued:
+    login: str
+    name: str
+    email: str
+    role: str
+    token: str
+
+
+def check_login(login: str, where: Location | None = None) -> str:
+    login = (login or "").strip()
+    if not LOGIN.match(login):
+        raise InputError(f"{login!r} is not a valid id: letters, digits and . _ - @ +, at most 200 characters",
+                         where)
+    return login
+
+
+def _issue(conn, user_id: int) -> str:
+    token = new_token()
+    conn.execute(insert(Token).values(user_id=user_id, hash=token_hash(token), prefix=token_prefix(token),
+                                      created_at=now()))
+    return token
+
+
+def add_user(db, login: str, role: str, name: str = "", email: str = "") -> Issued:
+    """A new user and its first token; an id that exists is an error (use :func:`new_token_for`)."""
+    login = check_login(login)
+    with db.write() as conn:
+        if conn.execute(select(User.id).where(User.login == login)).first():
+            raise InputError(f"{login!r} exists already; `grader users token {login}` gives it a new token")
+        uid = conn.execute(insert(User).values(login=login, name=name, email=email, role=role, created_at=now())
+                           .returning(User.id)).scalar_one()
+        token = _issue(conn, uid)
+    return Issued(login, name, email, role, token)
+
+
+def new_token_for(db, login: str) -> Issued:
+    with db.write() as conn:
+        u = conn.execute(select(User.id, User.login, User.name, User.email, User.role)
+                         .where(User.login == login)).first()
+        if u is None:
+            raise InputError(f"no user {login!r}")
+        token = _issue(conn, u.id)
+    return Issued(u.login, u.name, u.email, u.role, token)
+
+
+def revoke(db, login: str, prefix: str | None = None) -> int:
+    """Revoke the user's tokens (or the one whose prefix is given): how many."""
+    with db.write() as conn:
+        uid = conn.execute(select(User.id).where(User.login == login)).scalar()
+        if uid is None:
+            raise InputError(f"no user {login!r}")
+        q = update(Token).where(Token.user_id == uid, Token.revoked_at.is_(None))
+        if prefix:
+            q = q.where(Token.prefix == prefix)
+        return conn.execute(q.values(revoked_at=now())).rowcount
+
+
+def read_roster(text: str, file: str) -> list[tuple[str, str, str, Location]]:
+    """(learner, name, email, where) of each row of a roster CSV with a header
+    ``learner,name,email`` (name and email may be left out)."""
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        raise InputError("the roster is empty", Location(file, 1))
+    header = [h.strip().lower() for h in rows[0]]
+    if "learner" not in header:
+        raise InputError(f"the roster's first line must name its columns: learner,name,email (found {rows[0]!r})",
+                         Location(file, 1))
+    unknown = [h for h in header if h not in ROSTER_COLUMNS]
+    if unknown:
+        raise InputError(f"unknown column {unknown[0]!r}; the columns are learner,name,email", Location(file, 1))
+    out, errors, seen = [], [], {}
+    for n, row in enumerate(rows[1:], start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        rec = dict(zip(header, (c.strip() for c in row)))
+        where = Location(file, n)
+        try:
+            login = check_login(rec.get("learner", ""), where)
+        except InputError as e:
+            errors.append(e)
+            continue
+        if login in seen:
+            errors.append(InputError(f"learner {login!r} is listed twice (first on line {seen[login]})", where))
+            continue
+        seen[login] = n
+        out.append((login, rec.get("name", ""), rec.get("email", ""), where))
+    if errors:
+        from grader.errors import ErrorList
+        raise ErrorList(errors)
+    return out
+
+
+def import_roster(db, roster: list) -> tuple[list[Issued], list[str]]:
+    """Add the learners not yet known, each with a token: (issued, ids already there)."""
+    issued, existing = [], []
+    with db.write() as conn:
+        for login, name, email, _ in roster:
+            if conn.execute(select(User.id).where(User.login == login)).first():
+                existing.append(login)
+                continue
+            uid = conn.execute(insert(User).values(login=login, name=name, email=email, role="learner",
+                                                   created_at=now()).returning(User.id)).scalar_one()
+            issued.append(Issued(login, name, email, "learner", _issue(conn, uid)))
+    return issued, existing
+
+
+def list_users(db) -> list[dict]:
+    with db.read() as conn:
+        users = conn.execute(select(User.id, User.login, User.name, User.email, User.role)
+                             .order_by(User.role, User.login)).all()
+        tokens = conn.execute(select(Token.user_id, Token.prefix, Token.revoked_at)).all()
+    active: dict = {}
+    for t in tokens:
+        if t.revoked_at is None:
+            active.setdefault(t.user_id, []).append(t.prefix)
+    return [{"login": u.login, "name": u.name, "email": u.email, "role": u.role, "tokens": active.get(u.id, [])}
+            for u in users]

@@ -1,0 +1,276 @@
+"""The service's only door to the engine: every call to ``grader.api``, the bank and
+``grader.code`` is here, and everything crosses it as plain JSON-able data.
+
+Three sides:
+
+- :class:`Engine`, in the server: the bank's problems as the API lists them (never a
+  reference, a mistake or a solution), a learner's own variant numbers, and assembling a
+  submission's object when its answers had to be graded one by one.
+- :func:`worker_init` / :func:`worker_task`, in the grading workers (:mod:`.workers`):
+  ``grade_submission`` and ``validate_answer``.
+- :func:`job_init` / :func:`run_job`, in the job processes (:mod:`.jobs`): a code file in the
+  sandbox (``grader.code.grade_code``), a batch (``grade_class``), a regrade.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from grader.api import (AnswerLimits, LocalPoolExecutor, SerialExecutor, grade_class, grade_submission,
+                        submission_json, validate_answer)
+from grader.bank import load_bank
+from grader.grade.submissions import load_submissions
+
+
+def _num(x):
+    """2.0 -> 2, as the JSON output writes scores."""
+    i = int(x)
+    return i if i == x else x
+
+
+def _learner_view(problem, learner: str, bank) -> tuple[str, dict | None]:
+    """(prompt with the learner's numbers, {name: value} drawn or None) — `grader exercises
+    --learner`'s draw, which `grader grade` uses."""
+    if problem.variant is None:
+        return problem.prompt, None
+    from grader.bank import variants as v
+    try:
+        seen, _ = v.for_learner(problem, learner, bank)
+        return seen.prompt, v.drawn_values(problem, learner, bank)
+    except Exception:   # a variant the spec cannot derive: the template (grading reports the error)
+        return problem.prompt, None
+
+
+class Engine:
+    """The bank as the server sees it (loaded in the server too, for listings and totals)."""
+
+    def __init__(self, exercises: str | None = None, spec: str | None = None):
+        self.exercises, self.spec = exercises, spec
+        self.bank = load_bank(exercises, spec=spec)
+        self.problems = tuple(self.bank.problems)
+        self.by_id = {p.id: p for p in self.problems}
+        self.total = sum(float(p.points) for p in self.problems)
+
+    def reloaded(self) -> "Engine":
+        return Engine(self.exercises, self.spec)
+
+    def get(self, problem_id: str):
+        return self.by_id.get(problem_id)
+
+    def kind(self, problem_id: str) -> str | None:
+        p = self.by_id.get(problem_id)
+        return p.kind if p else None
+
+    def points(self, problem_id: str) -> float:
+        p = self.by_id.get(problem_id)
+        return float(p.points) if p else 0.0
+
+    def attempts(self, problem_id: str) -> int | None:
+        p = self.by_id.get(problem_id)
+        return getattr(p, "attempts", None) if p else None
+
+    def prompt(self, problem_id: str, learner: str | None) -> str:
+        p = self.by_id[problem_id]
+        return _learner_view(p, learner, self.bank)[0] if learner else p.prompt
+
+    def exercise(self, p, learner: str | None) -> dict:
+        """What a learner may see of a problem: never the reference, mistakes or solution."""
+        prompt, drawn = _learner_view(p, learner, self.bank) if learner else (p.prompt, None)
+        row = {"id": p.id, "kind": p.kind, "points": _num(float(p.points)), "prompt": prompt,
+               "choices": dict(p.choices) if p.choices else None, "attempts": getattr(p, "attempts", None),
+               "variant": drawn}
+        if learner is None and p.variant is not None:       # staff: the candidate values
+            row["variant_choices"] = {k: list(vals) for k, vals in p.variant.choose}
+        return row
+
+    def assemble(self, learner: str, results: list[dict]) -> dict:
+        """A submission's object from answers graded one by one (as grade_submission sums them)."""
+        pending = sum(float(r.get("pending_points") or 0) for r in results)
+        answered = {r["id"] for r in results}
+        return {"learner": learner, "file": "answers", "score": _num(round(sum(float(r["score"]) for r in results), 6)),
+                "max_score": _num(self.total), "pending_points": _num(pending), "results": results,
+                "unanswered": [p.id for p in self.problems if p.id not in answered]}
+
+    def too_complex(self, problem_id, raw, timeout_s: float) -> dict:
+        """The object of an answer whose check was killed past its limits."""
+        known = problem_id in self.by_id
+        return {"id": str(problem_id), "answer": raw, "score": 0, "max_score": _num(self.points(problem_id)),
+                "pending_points": 0, "correct": False,
+                "feedback": f"invalid answer: too complex to grade within {timeout_s:g} s" if known
+                else f"unknown problem id {problem_id!r}",
+                "status": "invalid" if known else "unknown", "read_as": None, "variant": None,
+                "location": f"answers.{problem_id}"}
+
+
+# ---------------------------------------------------------------- grading workers
+
+_WORKER: dict = {}
+
+
+def worker_init(exercises: str | None, spec: str | None, timeout_s: float, memory_mb: int) -> None:
+    """In a grading worker: load the bank and prepare every problem once."""
+    bank = load_bank(exercises, spec=spec)
+    limits = AnswerLimits(timeout_s=timeout_s, memory_mb=memory_mb)
+    _WORKER.update(bank=bank, limits=limits, executor=SerialExecutor())
+    warm = {p.id: "0" for p in bank.problems if p.kind != "code"}
+    if warm:
+        grade_submission(bank, "warm-up", warm, limits=limits, executor=_WORKER["executor"])
+
+
+def worker_task(payload):
+    """``("grade", learner, {problem: answer})`` -> the submission's JSON object;
+    ``("validate", problem, answer)`` -> how it is read."""
+    kind = payload[0]
+    bank = _WORKER["bank"]
+    if kind == "grade":
+        _, learner, answers = payload
+        s = grade_submission(bank, learner, answers, limits=_WORKER["limits"], executor=_WORKER["executor"],
+                             source="answers")
+        return submission_json(s)
+    if kind == "validate":
+        _, problem_id, raw = payload
+        r = validate_answer(bank, problem_id, raw)
+        return {"ok": r.ok, "read_as": r.read_as, "latex": r.latex, "mathml": r.mathml, "error": r.error,
+                "column": r.column}
+    raise ValueError(f"unknown task {kind!r}")
+
+
+# ---------------------------------------------------------------- job processes
+
+_JOB: dict = {}
+
+
+def job_init(progress_queue) -> None:
+    from .workers import die_with_parent
+    die_with_parent()
+    _JOB["progress"] = progress_queue
+
+
+def _progress(job_id: str):
+    queue = _JOB.get("progress")
+    state = {"done": 0, "total": None, "sent": 0.0}
+
+    def report(advance, total):
+        if total is not None:
+            state["total"] = total
+        else:
+            state["done"] += advance
+        t = time.monotonic()
+        if queue is not None and (t - state["sent"] >= 0.5 or state["done"] == state["total"]):
+            state["sent"] = t
+            try:
+                queue.put_nowait((job_id, state["done"], state["total"]))
+            except Exception:
+                pass
+    return report
+
+
+def run_job(kind: str, job_id: str, params: dict, data: bytes | None, config: dict) -> dict:
+    """A job's work, in a job process; returns its JSON result."""
+    bank = load_bank(config.get("exercises"), spec=config.get("spec"))
+    limits = AnswerLimits(timeout_s=config.get("timeout_s", 2.0), memory_mb=config.get("memory_mb", 1024))
+    if kind == "code":
+        return {"answer": _code_answer(bank, params["problem"], params.get("filename") or "solution.py", data or b"")}
+    if kind == "batch":
+        return _batch(bank, params.get("filename") or "answers.yaml", data or b"", limits, config, _progress(job_id))
+    if kind == "regrade":
+        return _regrade(bank, params["submissions"], limits, _progress(job_id))
+    raise ValueError(f"unknown job kind {kind!r}")
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
+def safe_name(name: str, default: str, suffixes: tuple) -> str:
+    """A file name to write an upload under: its last part, plain characters, a known suffix."""
+    base = _SAFE_NAME.sub("_", Path(str(name or "")).name)[-100:].lstrip(".")
+    return base if base and base.lower().endswith(suffixes) else default
+
+
+def _code_answer(bank, problem_id: str, filename: str, data: bytes) -> dict:
+    """The per-answer object of a code submission, with each test's result (``tests``)."""
+    from grader.code import grade_code
+    from grader.errors import GraderError
+    problem = bank.get(problem_id)
+    points = float(problem.points) if problem else 0.0
+    row = {"id": problem_id, "answer": filename, "score": 0, "max_score": _num(points), "pending_points": 0,
+           "correct": False, "feedback": "", "status": "wrong", "read_as": None, "variant": None, "location": None}
+    if problem is None or problem.kind != "code":
+        return {**row, "status": "unknown", "feedback": f"unknown code problem {problem_id!r}"}
+    work = Path(tempfile.mkdtemp(prefix="grader-serve-code-"))
+    try:
+        path = work / filename
+        path.write_bytes(data)
+        try:
+            result = grade_code(problem, path)
+        except GraderError as e:
+            return {**row, "status": "invalid", "feedback": f"invalid answer: {e.message}", "tests": []}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    tests = [{"name": t.name, "passed": t.passed, "message": t.message} for t in result.tests]
+    failed = [t for t in result.tests if not t.passed]
+    frac = (result.score / result.max_score) if result.max_score else 0.0
+    if failed:
+        lines = [f"{len(result.tests) - len(failed)}/{len(result.tests)} tests passed"]
+        lines += [f"{t.name}: {t.message}" for t in failed[:5]]
+        if len(failed) > 5:
+            lines.append(f"… and {len(failed) - 5} more")
+        feedback, status = "; ".join(lines) + f" [sandbox: {result.sandbox}]", "partial" if frac else "wrong"
+    else:
+        feedback, status = f"all {len(result.tests)} tests passed [sandbox: {result.sandbox}]", "correct"
+    return {**row, "score": _num(round(frac * points, 6)), "correct": not failed, "feedback": feedback,
+            "status": status, "tests": tests, "sandbox": result.sandbox}
+
+
+def _batch(bank, filename: str, data: bytes, limits, config: dict, progress) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="grader-serve-batch-"))
+    try:
+        path = work / filename
+        path.write_bytes(data)
+        report = grade_class(bank, load_submissions([path]), limits=limits, progress=progress,
+                             executor=LocalPoolExecutor(jobs=config.get("batch_jobs", 2)))
+        prefix = str(path)
+
+        def shown(text):
+            return text.replace(prefix, filename) if isinstance(text, str) else text
+        subs = []
+        for s in report.submissions:
+            obj = submission_json(s)
+            obj["file"] = shown(obj.get("file"))
+            for r in obj["results"]:
+                r["location"] = shown(r.get("location"))
+            subs.append(obj)
+        errors = [{"location": shown(str(e.location)) if e.location else None, "message": shown(e.message)}
+                  for e in report.errors]
+        return {"submissions": subs, "errors": errors}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _regrade(bank, submissions: list, limits, progress) -> dict:
+    """``submissions``: [[submission id, learner, [[answer id, problem, answer, code bytes or None], ...]], ...]
+    -> {"results": {submission id: [[answer id, per-answer object or None], ...]}} (None: a problem
+    no longer in the bank, kept as it was)."""
+    progress(0, len(submissions))
+    executor = SerialExecutor()
+    out = {}
+    for sub_id, learner, answers in submissions:
+        plain = {pid: raw for _, pid, raw, code in answers if code is None and bank.get(pid) is not None
+                 and bank.get(pid).kind != "code"}
+        graded = {}
+        if plain:
+            s = submission_json(grade_submission(bank, learner, plain, limits=limits, executor=executor,
+                                                 source="answers"))
+            graded = {r["id"]: r for r in s["results"]}
+        results = []
+        for answer_id, pid, raw, code in answers:
+            if code is not None:
+                results.append([answer_id, _code_answer(bank, pid, str(raw or "solution.py"), code)])
+            else:
+                results.append([answer_id, graded.get(pid)])
+        out[sub_id] = results
+        progress(1, None)
+    return {"results": out}

@@ -1,0 +1,189 @@
+"""The gradebook (one row per learner, one cell per problem), a problem's statistics, and the
+answers waiting for a person.
+
+A cell is the learner's grade of one problem under the policy: the ``best`` of their attempts
+or the ``last`` one. An attempt's grade is a person's review where there is one, else the
+engine's score; an answer a person must grade and nobody has is pending (no score yet).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter, defaultdict
+
+from sqlalchemy import insert, select
+
+from grader.db.models import Answer, Review, Submission, User, now
+
+from .errors import APIError, not_found
+from .store import iso, latest_reviews
+
+
+def _num(x):
+    if x is None:
+        return None
+    i = int(x)
+    return i if i == x else round(x, 6)
+
+
+def _attempts(conn, user_id=None, problem_id=None) -> list:
+    q = (select(Answer.id, Answer.user_id, Answer.problem_id, Answer.score, Answer.pending_points, Answer.status,
+                Answer.raw, Answer.feedback, Answer.result)
+         .join(Submission, Submission.id == Answer.submission_id)
+         .where(Answer.status.is_not(None)).order_by(Submission.created_at, Answer.position))
+    if user_id is not None:
+        q = q.where(Answer.user_id == user_id)
+    if problem_id is not None:
+        q = q.where(Answer.problem_id == problem_id)
+    return conn.execute(q).all()
+
+
+def _effective(a, reviews) -> float | None:
+    if a.id in reviews:
+        return reviews[a.id]["score"]
+    if a.pending_points:
+        return None
+    return a.score
+
+
+def cell(attempts: list, reviews: dict, points: float, policy: str) -> dict:
+    grades = [_effective(a, reviews) for a in attempts]
+    if policy == "last":
+        score, chosen = grades[-1], attempts[-1]
+        pending = score is None
+    else:
+        known = [(g, a) for g, a in zip(grades, attempts) if g is not None]
+        score, chosen = max(known, key=lambda t: t[0]) if known else (None, attempts[-1])
+        pending = any(g is None for g in grades) and (score is None or score < points)
+    status = "reviewed" if chosen.id in reviews else chosen.status
+    return {"score": _num(score), "max_score": _num(points), "attempts": len(attempts), "pending": pending,
+            "status": status}
+
+
+def rows(conn, engine, policy: str, user_id: int | None = None) -> list[dict]:
+    """One row per learner (or only ``user_id``'s)."""
+    q = select(User.id, User.login, User.name, User.email).where(User.role == "learner").order_by(User.login)
+    if user_id is not None:
+        q = select(User.id, User.login, User.name, User.email).where(User.id == user_id)
+    learners = conn.execute(q).all()
+    by = defaultdict(list)
+    for a in _attempts(conn, user_id=user_id):
+        by[(a.user_id, a.problem_id)].append(a)
+    reviews = latest_reviews(conn, user_id=user_id)
+    out = []
+    for u in learners:
+        cells, total, pending_points = {}, 0.0, 0.0
+        for p in engine.problems:
+            attempts = by.get((u.id, p.id))
+            if not attempts:
+                continue
+            c = cell(attempts, reviews, float(p.points), policy)
+            cells[p.id] = c
+            total += c["score"] or 0
+            if c["score"] is None and c["pending"]:
+                pending_points += float(p.points)
+        out.append({"learner": u.login, "name": u.name, "email": u.email, "problems": cells, "total": _num(total),
+                    "max_total": _num(engine.total), "pending_points": _num(pending_points)})
+    return out
+
+
+def as_csv(table: list[dict], engine) -> str:
+    """One row per learner, one column per problem (empty: not answered or waiting for a
+    person), then total, max_total and pending_points: a spreadsheet's or an LMS's import."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    ids = [p.id for p in engine.problems]
+    w.writerow(["learner", "name", "email", *ids, "total", "max_total", "pending_points"])
+    for r in table:
+        cells = [r["problems"].get(pid, {}).get("score") for pid in ids]
+        w.writerow([_safe(r["learner"]), _safe(r["name"]), _safe(r["email"]),
+                    *["" if c is None else c for c in cells], r["total"], r["max_total"], r["pending_points"]])
+    return buf.getvalue()
+
+
+def _safe(text: str) -> str:
+    """A cell a spreadsheet will not run as a formula (CSV injection)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _shared_feedback(a) -> str:
+    """The feedback without what is the learner's own (the reading, the variant)."""
+    text = a.feedback or ""
+    r = a.result or {}
+    for tail in (f" (read as {r.get('read_as')})" if r.get("read_as") else None,
+                 f" ({r.get('variant')})" if r.get("variant") else None):
+        if tail and tail in text:
+            text = text.replace(tail, "")
+    return text.strip()
+
+
+def stats(conn, engine, problem_id: str, policy: str) -> dict:
+    p = engine.get(problem_id)
+    if p is None:
+        raise not_found("problem")
+    attempts = _attempts(conn, problem_id=problem_id)
+    reviews = latest_reviews(conn, [a.id for a in attempts]) if attempts else {}
+    per_learner = defaultdict(list)
+    for a in attempts:
+        per_learner[a.user_id].append(a)
+    cells = [cell(v, reviews, float(p.points), policy) for v in per_learner.values()]
+    scores = [c["score"] for c in cells if c["score"] is not None]
+    groups: dict = defaultdict(lambda: {"answers": 0, "learners": set(), "examples": Counter()})
+    for a in attempts:
+        if a.status in ("wrong", "partial", "invalid") and a.id not in reviews:
+            g = groups[_shared_feedback(a)]
+            g["answers"] += 1
+            g["learners"].add(a.user_id)
+            g["examples"][json.dumps(a.raw, ensure_ascii=False)] += 1
+    common = sorted(groups.items(), key=lambda kv: (-kv[1]["answers"], kv[0]))[:10]
+    return {
+        "problem": p.id, "kind": p.kind, "points": _num(float(p.points)), "policy": policy,
+        "answers": len(attempts), "learners": len(per_learner),
+        "correct": sum(1 for a in attempts if a.status == "correct"),
+        "pending": sum(1 for c in cells if c["pending"]),
+        "mean": _num(round(sum(scores) / len(scores), 4)) if scores else None,
+        "distribution": [{"score": _num(s), "learners": n} for s, n in sorted(Counter(scores).items())],
+        "common_wrong": [{"feedback": fb, "answers": g["answers"], "learners": len(g["learners"]),
+                          "examples": [json.loads(x) for x, _ in g["examples"].most_common(3)]} for fb, g in common],
+    }
+
+
+def review_queue(conn, engine, include_reviewed: bool = False, limit: int = 500) -> list[dict]:
+    """Answers a person must grade (free text, an undecided equivalence, one the engine could
+    not check), oldest first."""
+    q = (select(Answer.id, Answer.submission_id, Answer.problem_id, Answer.raw, Answer.feedback, Answer.status,
+                Answer.pending_points, Answer.created_at, User.login)
+         .join(User, User.id == Answer.user_id).where(Answer.pending_points > 0)
+         .order_by(Answer.created_at, Answer.id))
+    items = conn.execute(q).all()
+    reviews = latest_reviews(conn, [a.id for a in items]) if items else {}
+    out = []
+    for a in items:
+        if a.id in reviews and not include_reviewed:
+            continue
+        prompt = engine.prompt(a.problem_id, a.login) if engine.get(a.problem_id) else ""
+        out.append({"answer_id": a.id, "submission_id": a.submission_id, "learner": a.login,
+                    "problem": a.problem_id, "prompt": prompt, "answer": a.raw, "feedback": a.feedback,
+                    "status": a.status, "points": _num(a.pending_points), "submitted_at": iso(a.created_at),
+                    "review": reviews.get(a.id)})
+        if len(out) >= limit:
+            break
+    return out
+
+
+def add_review(conn, engine, answer_id: str, reviewer, score: float, comment: str) -> dict:
+    a = conn.execute(select(Answer.id, Answer.problem_id, Answer.max_score, Answer.pending_points, Answer.status)
+                     .where(Answer.id == answer_id)).first()
+    if a is None:
+        raise not_found("answer")
+    if a.status is None:
+        raise APIError(409, "this answer is not graded yet; review it once it is")
+    points = engine.points(a.problem_id) if engine.get(a.problem_id) else (a.max_score or 0) + (a.pending_points or 0)
+    if score > points:
+        raise APIError(422, f"score {score:g} is more than the problem's {points:g} points", location="body.score")
+    at = now()
+    conn.execute(insert(Review).values(answer_id=answer_id, reviewer_id=reviewer.id, score=float(score),
+                                       comment=comment, created_at=at))
+    return {"answer_id": answer_id, "problem": a.problem_id, "score": _num(score), "comment": comment,
+            "reviewer": reviewer.login, "at": iso(at)}

@@ -1,0 +1,211 @@
+"""Jobs: code submissions, batches and regrades, run outside the request, kept in the database.
+
+A job is a row (:class:`grader.db.models.Job`): ``queued`` when accepted (committed before the
+202), ``running`` while an executor has it, ``done`` or ``failed`` with its result. The
+:class:`JobRunner` thread claims queued jobs, hands them to a :class:`JobExecutor` and records
+what comes back, with the job's effects (a code grade, a batch's submissions, a regrade's
+changes: :mod:`.store`), in one transaction. At start-up, jobs left ``running`` by a crash are
+queued again; a job that was started three times without finishing is failed.
+
+:class:`JobExecutor` is the seam for a cluster: :class:`LocalJobExecutor` is a process pool in
+`grader serve`; another executor (Dask) only has to run ``engine.run_job`` somewhere and
+resolve the future.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable, Protocol
+
+from sqlalchemy import select, update
+
+from grader.db.models import Job, now
+
+log = logging.getLogger("grader.serve")
+MAX_TRIES = 3
+
+
+class JobExecutor(Protocol):
+    """Runs ``engine.run_job(kind, job_id, params, data, config)`` somewhere."""
+
+    capacity: int
+
+    def submit(self, kind: str, job_id: str, params: dict, data: bytes | None, config: dict) -> Future: ...
+
+    def close(self) -> None: ...
+
+
+class LocalJobExecutor:
+    """A process pool (forkserver processes) on this machine; progress comes back on a queue."""
+
+    def __init__(self, processes: int = 1, on_progress: Callable[[str, int, int | None], None] | None = None):
+        from . import engine
+        from .workers import context
+        self.capacity = max(1, processes)
+        self._ctx = context()
+        self._progress = self._ctx.Queue()
+        self._on_progress = on_progress
+        self._pool = ProcessPoolExecutor(self.capacity, mp_context=self._ctx, initializer=engine.job_init,
+                                         initargs=(self._progress,))
+        self._closed = False
+        self._drain = threading.Thread(target=self._drain_progress, name="grader-job-progress", daemon=True)
+        self._drain.start()
+
+    def submit(self, kind, job_id, params, data, config) -> Future:
+        from . import engine
+        try:
+            return self._pool.submit(engine.run_job, kind, job_id, params, data, config)
+        except BrokenProcessPool:       # a job process died: a new pool for the next jobs
+            self._pool = ProcessPoolExecutor(self.capacity, mp_context=self._ctx, initializer=engine.job_init,
+                                             initargs=(self._progress,))
+            return self._pool.submit(engine.run_job, kind, job_id, params, data, config)
+
+    def _drain_progress(self) -> None:
+        while not self._closed:
+            try:
+                job_id, done, total = self._progress.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            except (EOFError, OSError, ValueError):
+                return
+            if self._on_progress:
+                try:
+                    self._on_progress(job_id, done, total)
+                except Exception:   # progress is best effort
+                    log.exception("recording a job's progress")
+
+    def close(self) -> None:
+        self._closed = True
+        for proc in list((getattr(self._pool, "_processes", None) or {}).values()):
+            proc.kill()             # a running job is queued again at the next start
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._drain.join(timeout=2)
+        self._progress.close()
+        self._progress.join_thread()
+
+
+class JobRunner:
+    """Claims queued jobs (oldest first), runs them, records them. ``finish(conn, job, result)``
+    applies a finished job's effects in the transaction that marks it done."""
+
+    def __init__(self, db, executor: JobExecutor, config: dict, *, prepare, finish, metrics=None):
+        self.db, self.executor, self.config = db, executor, config
+        self._prepare, self._finish, self.metrics = prepare, finish, metrics
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._running: dict[str, Future] = {}
+        self._done: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="grader-jobs", daemon=True)
+
+    def recover(self) -> int:
+        """Jobs left running by a crash or a stop: queued again. Returns how many."""
+        with self.db.write() as conn:
+            n = conn.execute(update(Job).where(Job.status == "running")
+                             .values(status="queued", started_at=None)).rowcount
+        if n:
+            log.warning("%d job(s) left running by the last run were queued again", n)
+        return n
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=10)
+
+    def progress(self, job_id: str, done: int, total: int | None) -> None:
+        with self.db.write() as conn:
+            conn.execute(update(Job).where(Job.id == job_id, Job.status == "running").values(done=done, total=total))
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._collect()
+                while len(self._running) < self.executor.capacity and self._claim():
+                    pass
+                self._gauge()
+            except Exception:   # the database away for a moment: try again
+                log.exception("job runner")
+            self._wake.wait(0.5)
+            self._wake.clear()
+
+    def _gauge(self) -> None:
+        if self.metrics is not None:
+            with self.db.read() as conn:
+                from sqlalchemy import func
+                n = conn.execute(select(func.count()).select_from(Job).where(Job.status == "queued")).scalar_one()
+            self.metrics.queue_depth.labels("jobs").set(n)
+
+    def _claim(self) -> bool:
+        with self.db.write() as conn:
+            row = conn.execute(select(Job.id, Job.kind, Job.user_id, Job.problem_id, Job.params, Job.data, Job.tries)
+                               .where(Job.status == "queued").order_by(Job.created_at, Job.id).limit(1)
+                               .with_for_update(skip_locked=True)).first()
+            if row is None:
+                return False
+            if row.tries >= MAX_TRIES:
+                conn.execute(update(Job).where(Job.id == row.id).values(
+                    status="failed", finished_at=now(),
+                    error=f"gave up: started {row.tries} times without finishing (it may crash its process)"))
+                return True
+            conn.execute(update(Job).where(Job.id == row.id).values(status="running", started_at=now(),
+                                                                     tries=row.tries + 1))
+        try:
+            params = self._prepare(row) if self._prepare else (row.params or {})
+            fut = self.executor.submit(row.kind, row.id, params, row.data, self.config)
+        except Exception as e:
+            log.exception("starting job %s", row.id)
+            self._record(row.id, None, f"could not start: {type(e).__name__}: {e}")
+            return True
+        self._running[row.id] = fut
+        fut.add_done_callback(lambda f, jid=row.id: (self._done.put(jid), self._wake.set()))
+        return True
+
+    def _collect(self) -> None:
+        while True:
+            try:
+                jid = self._done.get_nowait()
+            except queue.Empty:
+                return
+            fut = self._running.pop(jid, None)
+            if fut is None:
+                continue
+            try:
+                result = fut.result()
+            except BrokenProcessPool:   # its process died (killed, out of memory): tried again later
+                log.error("the process running job %s died; the job is queued again", jid)
+                with self.db.write() as conn:
+                    conn.execute(update(Job).where(Job.id == jid, Job.status == "running")
+                                 .values(status="queued", started_at=None))
+                continue
+            except Exception as e:
+                self._record(jid, None, f"{type(e).__name__}: {e}"[:2000])
+                continue
+            self._record(jid, result, None)
+
+    def _record(self, jid: str, result, error) -> None:
+        with self.db.write() as conn:
+            job = conn.execute(select(Job.id, Job.kind, Job.user_id, Job.problem_id, Job.params, Job.status)
+                               .where(Job.id == jid)).first()
+            if job is None or job.status != "running":
+                return
+            if error is None:
+                try:
+                    with conn.begin_nested():       # its effects whole, or none of them
+                        result = self._finish(conn, job, result) if self._finish else result
+                except Exception as e:
+                    log.exception("recording job %s", jid)
+                    error, result = f"could not record the result: {type(e).__name__}: {e}"[:2000], None
+            values = dict(status="failed" if error else "done", finished_at=now(), result=result, error=error)
+            if not error:
+                values["done"] = conn.execute(select(Job.total).where(Job.id == jid)).scalar() or 1
+            conn.execute(update(Job).where(Job.id == jid).values(**values))
+        if self.metrics is not None:
+            self.metrics.jobs.labels(job.kind, "failed" if error else "done").inc()

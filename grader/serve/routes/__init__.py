@@ -1,0 +1,13 @@
+"""One router per resource, all under ``/api/v1`` but the health and metrics endpoints."""
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+API = "/api/v1"
+
+
+def install(app: FastAPI) -> None:
+    from . import exercises, health, jobs, review, staff, submissions
+    app.include_router(health.router)
+    for module in (exercises, submissions, jobs, staff, review):
+        app.include_router(module.router, prefix=API)

@@ -1,0 +1,48 @@
+"""``GET /exercises``, ``GET /exercises/{id}``: what is asked, with the learner's own numbers;
+never a reference, a mistake or a solution."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+
+from ..auth import Principal, current_user
+from ..errors import not_found
+from ..schemas import ERRORS, Exercise
+from ..store import attempts_used
+from .common import FastJSON, state
+
+router = APIRouter(tags=["exercises"], responses=ERRORS)
+
+
+def _plain(row: dict) -> dict:
+    return {k: v for k, v in row.items() if v is not None}
+
+
+def _rows(st, who: Principal, problems) -> list[dict]:
+    learner = None if who.instructor else who.login
+    rows = [st.engine.exercise(p, learner) for p in problems]
+    if not who.instructor:
+        limited = [r["id"] for r in rows if r["attempts"]]
+        if limited:
+            with st.db.read() as conn:
+                used = attempts_used(conn, who.id, limited)
+            for r in rows:
+                if r["attempts"]:
+                    r["attempts_used"] = used.get(r["id"], 0)
+    return rows
+
+
+@router.get("/exercises", response_model=list[Exercise], response_model_exclude_none=True,
+            summary="The problems, each as this learner sees it")
+def list_exercises(request: Request, who: Principal = Depends(current_user)):
+    st = state(request)
+    return FastJSON([_plain(r) for r in _rows(st, who, st.engine.problems)])
+
+
+@router.get("/exercises/{problem_id:path}", response_model=Exercise, response_model_exclude_none=True,
+            summary="One problem, as this learner sees it")
+def get_exercise(problem_id: str, request: Request, who: Principal = Depends(current_user)):
+    st = state(request)
+    p = st.engine.get(problem_id)
+    if p is None:
+        raise not_found("problem")
+    return FastJSON(_plain(_rows(st, who, [p])[0]))

@@ -1,0 +1,26 @@
+"""What `grader serve` is started with."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+POLICIES = ("best", "last")
+
+
+@dataclass(frozen=True)
+class Settings:
+    database: str | None = None     # a URL, or a SQLite file (default ./grader.db)
+    exercises: str | None = None    # the bank (default: the bundled one)
+    spec: str | None = None         # the spec its references derive from (default: the bundled one)
+    workers: int = 2                # grading worker processes (answers, validation)
+    job_workers: int = 1            # job processes (code submissions, batches, regrades)
+    timeout_s: float = 2.0          # per answer, as `grader grade --timeout`
+    memory_mb: int = 1024           # per worker, above its size after loading the bank
+    policy: str = "best"            # gradebook: the best or the last attempt of each problem
+    max_body: int = 1 << 20         # a JSON request body, bytes
+    max_upload: int = 16 << 20      # a batch file (the answers reader's own limit)
+    max_code: int = 1 << 20         # a code file (grader.code's limit)
+    max_answers: int = 500          # answers in one submission
+    rate: float = 50.0              # requests per second per token, sustained
+    burst: int = 100                # ... and in a burst
+    max_queued_jobs: int = 5        # a learner's code jobs waiting at once
+    token_cache_s: float = 1.0      # a valid token is looked up again after this long (revocation delay)

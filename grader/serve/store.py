@@ -1,0 +1,293 @@
+"""Submissions: stored first (committed), then graded in a worker, then their grades stored.
+
+A submission's row and its answers are committed before grading starts, and the response is
+sent only after the grades are committed: whatever crashes, a 2xx means the submission is in
+the database with its grade. One stored but not graded (the server died while grading it) is
+graded at the next start-up, or when the client retries with the same ``Idempotency-Key``.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from datetime import datetime, timezone
+
+import anyio
+from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from grader.db.models import Answer, Job, Review, Submission, User, new_id, now
+
+from .errors import APIError, not_found
+from .workers import TaskFailed
+
+log = logging.getLogger("grader.serve")
+A, S = Answer.__table__, Submission.__table__
+
+# the hot path's statements, built once (a statement built per request costs more than running it)
+INSERT_SUBMISSION, INSERT_ANSWERS = insert(S), insert(A)
+BY_KEY = select(S.c.id, S.c.body_hash).where(S.c.user_id == bindparam("b_user"), S.c.idempotency_key == bindparam("b_key"))
+GRADED = update(S).where(S.c.id == bindparam("b_sid"), S.c.status == "received").values(
+    status="graded", graded_at=bindparam("b_at"), score=bindparam("b_score"), max_score=bindparam("b_max"),
+    pending_points=bindparam("b_pending"), unanswered=bindparam("b_unanswered"))
+UPDATE_ANSWER = update(A).where(A.c.id == bindparam("b_id")).values(
+    status=bindparam("status"), correct=bindparam("correct"), score=bindparam("score"),
+    max_score=bindparam("max_score"), pending_points=bindparam("pending_points"), feedback=bindparam("feedback"),
+    result=bindparam("result"))
+
+
+def iso(dt: datetime | None) -> str | None:
+    if dt is None:
+        return None
+    if dt.tzinfo is None:           # SQLite gives back what it was given, less the zone: UTC
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.isoformat().replace("+00:00", "Z")
+
+
+def attempts_used(conn, user_id: int, problems) -> dict[str, int]:
+    """How many answers (and code jobs not yet graded) the learner has given per problem."""
+    problems = list(problems)
+    used = dict(conn.execute(select(Answer.problem_id, func.count()).where(
+        Answer.user_id == user_id, Answer.problem_id.in_(problems)).group_by(Answer.problem_id)).all())
+    for pid, n in conn.execute(select(Job.problem_id, func.count()).where(
+            Job.user_id == user_id, Job.kind == "code", Job.status.in_(("queued", "running")),
+            Job.problem_id.in_(problems)).group_by(Job.problem_id)).all():
+        used[pid] = used.get(pid, 0) + n
+    return used
+
+
+def check_attempts(state, conn, user_id: int, problems) -> None:
+    """409 if a problem with an ``attempts:`` limit has none left (the learner's row locked
+    first on PostgreSQL, so two requests cannot both take the last one)."""
+    limits = {pid: state.engine.attempts(pid) for pid in problems}
+    limits = {pid: n for pid, n in limits.items() if n}
+    if not limits:
+        return
+    conn.execute(select(User.id).where(User.id == user_id).with_for_update())
+    used = attempts_used(conn, user_id, limits)
+    over = [f"{pid} ({used.get(pid, 0)} of {n} used)" for pid, n in limits.items() if used.get(pid, 0) >= n]
+    if over:
+        raise APIError(409, "no attempts left for " + ", ".join(over) + "; nothing was stored",
+                       code="attempts_exhausted", location=f"answers.{over[0].split(' ')[0]}")
+
+
+def _answer_rows(sub_id: str, user_id: int, answers: dict, created) -> list[dict]:
+    return [{"id": new_id(), "submission_id": sub_id, "user_id": user_id, "problem_id": pid, "position": i,
+             "raw": raw, "created_at": created} for i, (pid, raw) in enumerate(answers.items())]
+
+
+async def submit(state, who, answers: dict, key: str | None, body_hash: str) -> tuple[int, dict]:
+    """Store (committed), grade (in a worker), store the grades (committed), answer: (HTTP
+    status, the submission's object). Runs on the event loop; the database and the workers are
+    reached through futures."""
+    sub_id, created = new_id(), now()
+    rows = _answer_rows(sub_id, who.id, answers, created)
+
+    def store(conn):
+        if key:
+            found = conn.execute(BY_KEY, {"b_user": who.id, "b_key": key}).first()
+            if found is not None:
+                return found
+        check_attempts(state, conn, who.id, answers)
+        conn.execute(INSERT_SUBMISSION, {"id": sub_id, "user_id": who.id, "idempotency_key": key,
+                                         "body_hash": body_hash, "source": "api", "status": "received",
+                                         "created_at": created})
+        conn.execute(INSERT_ANSWERS, rows)
+        return None
+    try:
+        existing = await asyncio.wrap_future(state.db.submit_write(store))
+    except IntegrityError:              # the same key, committed meanwhile by a concurrent request
+        existing = await anyio.to_thread.run_sync(_by_key, state, who.id, key)
+    if existing is not None:
+        if existing.body_hash != body_hash:
+            raise APIError(422, "this Idempotency-Key was used for a different request",
+                           code="idempotency_key_reused", location="header.Idempotency-Key")
+        return 200, await anyio.to_thread.run_sync(replay, state, existing.id)
+    state.metrics.submissions.labels("api").inc()
+    t0 = time.perf_counter()
+    try:
+        obj = await asyncio.wrap_future(state.pool.submit(("grade", who.login, answers), _deadline(state, answers)))
+    except TaskFailed as e:
+        obj = await anyio.to_thread.run_sync(_one_by_one, state, who.login, answers, e)
+    state.metrics.grading.labels("submission").observe(time.perf_counter() - t0)
+    _check(obj, answers)
+    await asyncio.wrap_future(state.db.submit_write(lambda conn: _record(conn, sub_id, rows, obj)))
+    view = {"id": sub_id, "learner": who.login, "source": "api", "status": "graded", "created_at": iso(created),
+            "graded_at": iso(now()), **{k: v for k, v in obj.items() if k not in ("learner", "results")},
+            "results": [{**r, "answer_id": row["id"]} for r, row in zip(obj["results"], rows)]}
+    return 201, view
+
+
+def _by_key(state, user_id: int, key: str):
+    with state.db.read() as conn:
+        found = conn.execute(select(Submission.id, Submission.body_hash).where(
+            Submission.user_id == user_id, Submission.idempotency_key == key)).first()
+    if found is None:
+        raise RuntimeError("an Idempotency-Key conflict, but no submission with that key")
+    return found
+
+
+def _deadline(state, answers) -> float:
+    """The watchdog's: the engine's own limit per answer, and some slack."""
+    return state.settings.timeout_s * max(1, len(answers)) + 10
+
+
+def _check(obj: dict, answers: dict) -> None:
+    if len(obj["results"]) != len(answers):     # the engine answers each once, in order
+        raise RuntimeError("the engine did not return one result per answer")
+
+
+def _one_by_one(state, learner: str, answers: dict, failure: TaskFailed) -> dict:
+    """The whole submission's check was killed (or its worker died): each answer alone, so
+    that only the one past its limits gets 0 as too complex."""
+    if failure.reason == "closed":
+        raise APIError(503, f"grading is unavailable: {failure}", headers={"Retry-After": "5"})
+    log.warning("a submission's grading failed (%s); its answers are graded one by one", failure)
+    s, results = state.settings, []
+    for pid, raw in answers.items():
+        try:
+            results.append(state.pool.call(("grade", learner, {pid: raw}), s.timeout_s + 5)["results"][0])
+        except TaskFailed:
+            results.append(state.engine.too_complex(pid, raw, s.timeout_s))
+    return state.engine.assemble(learner, results)
+
+
+def grade(state, learner: str, answers: dict) -> dict:
+    """The submission's object, graded in a worker (from a thread: recovery, replays)."""
+    try:
+        obj = state.pool.call(("grade", learner, answers), _deadline(state, answers))
+    except TaskFailed as e:
+        obj = _one_by_one(state, learner, answers, e)
+    _check(obj, answers)
+    return obj
+
+
+def record(state, sub_id: str, rows: list[dict], obj: dict) -> bool:
+    """Store the grades (once: False if the submission was graded meanwhile)."""
+    with state.db.write() as conn:
+        return _record(conn, sub_id, rows, obj)
+
+
+def _record(conn, sub_id: str, rows: list[dict], obj: dict) -> bool:
+    n = conn.execute(GRADED, {"b_sid": sub_id, "b_at": now(), "b_score": float(obj["score"]),
+                              "b_max": float(obj["max_score"]), "b_pending": float(obj.get("pending_points") or 0),
+                              "b_unanswered": obj.get("unanswered")}).rowcount
+    if n:
+        update_answers(conn, [(row["id"], r) for r, row in zip(obj["results"], rows)])
+    return bool(n)
+
+
+def update_answers(conn, graded: list) -> None:
+    """Store each (answer id, per-answer object) as that answer's grade."""
+    params = [{"b_id": aid, "status": r.get("status"), "correct": r.get("correct"),
+               "score": float(r.get("score") or 0), "max_score": float(r.get("max_score") or 0),
+               "pending_points": float(r.get("pending_points") or 0), "feedback": r.get("feedback"), "result": r}
+              for aid, r in graded]
+    if params:
+        conn.execute(UPDATE_ANSWER, params)
+
+
+def _stored_answers(conn, sub_id: str) -> list:
+    return conn.execute(select(Answer.id, Answer.problem_id, Answer.raw).where(Answer.submission_id == sub_id)
+                        .order_by(Answer.position)).all()
+
+
+def grade_stored(state, sub_id: str, learner: str) -> None:
+    """Grade a submission that was stored but not graded."""
+    with state.db.read() as conn:
+        stored = _stored_answers(conn, sub_id)
+    answers = {a.problem_id: a.raw for a in stored}
+    obj = grade(state, learner, answers)
+    record(state, sub_id, [{"id": a.id} for a in stored], obj)
+
+
+def replay(state, sub_id: str) -> dict:
+    """The stored submission of a repeated Idempotency-Key (graded now if it was not yet)."""
+    with state.db.read() as conn:
+        row = conn.execute(select(Submission.status, User.login).join(User, User.id == Submission.user_id)
+                           .where(Submission.id == sub_id)).one()
+    if row.status == "received":
+        grade_stored(state, sub_id, row.login)
+    with state.db.read() as conn:
+        return load(conn, sub_id)
+
+
+def recover(state) -> int:
+    """At start-up: grade every submission stored but not graded by the last run."""
+    with state.db.read() as conn:
+        todo = conn.execute(select(Submission.id, User.login).join(User, User.id == Submission.user_id)
+                            .where(Submission.status == "received").order_by(Submission.created_at)).all()
+    for sub_id, login in todo:
+        try:
+            grade_stored(state, sub_id, login)
+        except Exception:
+            log.exception("grading stored submission %s", sub_id)
+    if todo:
+        log.warning("%d submission(s) stored but not graded by the last run were graded", len(todo))
+    return len(todo)
+
+
+def latest_reviews(conn, answer_ids=None, user_id=None) -> dict[str, dict]:
+    """The review that counts (the latest) of each reviewed answer."""
+    q = (select(Review.answer_id, Review.score, Review.comment, Review.created_at, User.login)
+         .join(User, User.id == Review.reviewer_id).order_by(Review.created_at, Review.id))
+    if answer_ids is not None:
+        q = q.where(Review.answer_id.in_(list(answer_ids)))
+    if user_id is not None:
+        q = q.join(Answer, Answer.id == Review.answer_id).where(Answer.user_id == user_id)
+    return {r.answer_id: {"score": r.score, "comment": r.comment, "reviewer": r.login, "at": iso(r.created_at)}
+            for r in conn.execute(q)}
+
+
+def load(conn, sub_id: str, *, owner: int | None = None) -> dict:
+    """A stored submission's object; ``owner``: only if it is that user's (else 404, as if it
+    did not exist)."""
+    q = (select(Submission.id, Submission.source, Submission.status, Submission.created_at, Submission.graded_at,
+                Submission.score, Submission.max_score, Submission.pending_points, Submission.unanswered, User.login)
+         .join(User, User.id == Submission.user_id).where(Submission.id == sub_id))
+    if owner is not None:
+        q = q.where(Submission.user_id == owner)
+    sub = conn.execute(q).first()
+    if sub is None:
+        raise not_found("submission")
+    answers = conn.execute(select(Answer.id, Answer.problem_id, Answer.raw, Answer.result)
+                           .where(Answer.submission_id == sub_id).order_by(Answer.position)).all()
+    reviews = latest_reviews(conn, [a.id for a in answers])
+    results = []
+    for a in answers:
+        r = dict(a.result) if a.result else {"id": a.problem_id, "answer": a.raw, "status": None}
+        r.pop("job_id", None)
+        r["answer_id"] = a.id
+        if a.id in reviews:
+            r["review"] = reviews[a.id]
+        results.append(r)
+    return {"id": sub.id, "learner": sub.login, "source": sub.source, "status": sub.status,
+            "created_at": iso(sub.created_at), "graded_at": iso(sub.graded_at), "score": _num(sub.score),
+            "max_score": _num(sub.max_score), "pending_points": _num(sub.pending_points), "results": results,
+            "unanswered": sub.unanswered}
+
+
+def _num(x):
+    """2.0 -> 2, as the engine's JSON writes scores."""
+    if x is None:
+        return None
+    i = int(x)
+    return i if i == x else x
+
+
+def insert_graded(conn, user_id: int, obj: dict, source: str, created=None) -> str:
+    """A submission graded elsewhere (a code job, a batch), stored with its grades."""
+    sub_id, created = new_id(), created or now()
+    conn.execute(insert(S).values(id=sub_id, user_id=user_id, body_hash="", source=source, status="graded",
+                                  created_at=created, graded_at=now(), score=float(obj.get("score") or 0),
+                                  max_score=float(obj.get("max_score") or 0),
+                                  pending_points=float(obj.get("pending_points") or 0),
+                                  unanswered=obj.get("unanswered")))
+    rows = [{"id": new_id(), "submission_id": sub_id, "user_id": user_id, "problem_id": str(r["id"]), "position": i,
+             "raw": r.get("answer"), "created_at": created, "status": r.get("status"), "correct": r.get("correct"),
+             "score": float(r.get("score") or 0), "max_score": float(r.get("max_score") or 0),
+             "pending_points": float(r.get("pending_points") or 0), "feedback": r.get("feedback"), "result": r}
+            for i, r in enumerate(obj["results"])]
+    if rows:
+        conn.execute(insert(A), rows)
+    return sub_id

@@ -1,0 +1,28 @@
+"""The web pages of `grader serve`: learners (``/learn``), staff (``/staff``) and course
+authors (``/spec``). Server-rendered Jinja2 (autoescaped) with htmx (vendored, no CDN) for the
+live parts; every grade, job and table comes through the service's own modules, so the pages
+and the API (their JSON twin) cannot disagree. See docs/web.md."""
+from __future__ import annotations
+
+from pathlib import Path
+
+STATIC = Path(__file__).parent / "static"
+
+
+def install(app) -> None:
+    """Mount the pages, their static files and their error pages on the service's app."""
+    from fastapi.responses import RedirectResponse
+    from fastapi.staticfiles import StaticFiles
+
+    from . import learn, spec, staff
+    from .render import page_error
+    from .session import PageError
+
+    app.add_exception_handler(PageError, page_error)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    for module in (learn, staff, spec):
+        app.include_router(module.router)
+
+    @app.get("/", include_in_schema=False)
+    def home():
+        return RedirectResponse("/learn", status_code=303)

@@ -1,0 +1,157 @@
+"""The learner's pages (``/learn``): sign in, the exercises with progress, an exercise with the
+live reading of the answer, its result and earlier attempts, a code upload and its job.
+
+Every grade goes through the service's own paths: ``store.submit`` (as ``POST
+/api/v1/submissions``), the grading workers (as ``POST /api/v1/validate``) and the job routes."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+
+from fastapi import APIRouter, Depends, Form, Request, UploadFile
+from sqlalchemy import select
+
+from grader.db.models import Answer
+from grader.serve import gradebook, store
+from grader.serve.errors import APIError
+from grader.serve.workers import TaskFailed
+
+from . import service
+from .render import page, redirect
+from .session import (SESSION, SESSION_S, PageError, as_page_error, check_csrf, page_user, session_value, set_cookie,
+                      sign_in)
+
+router = APIRouter(include_in_schema=False)
+MAX_ANSWER = 10_000
+
+
+@router.get("/learn/login")
+def login_form(request: Request):
+    return page(request, "login.html", error=None)
+
+
+@router.post("/learn/login", dependencies=[Depends(check_csrf)])
+async def login(request: Request, token: str = Form("", max_length=300)):
+    found = await sign_in(request, token)
+    if found is None:
+        return page(request, "login.html", status=401, error="That token is not valid (or was revoked).")
+    who, digest = found
+    resp = redirect("/staff" if who.instructor else "/learn")
+    set_cookie(resp, SESSION, session_value(request, digest), max_age=SESSION_S)
+    return resp
+
+
+@router.post("/logout", dependencies=[Depends(check_csrf)])
+def logout(request: Request):
+    resp = redirect("/learn/login")
+    resp.delete_cookie(SESSION, path="/")
+    return resp
+
+
+@router.get("/learn")
+def exercises(request: Request, who=Depends(page_user)):
+    st = service.state(request)
+    with st.db.read() as conn:
+        row = gradebook.rows(conn, st.engine, st.settings.policy, user_id=who.id)[0]
+    items = [{"id": p.id, "kind": p.kind, "points": p.points, "cell": row["problems"].get(p.id)}
+             for p in st.engine.problems]
+    return page(request, "learn_index.html", who=who, items=items, row=row)
+
+
+def _attempts(st, who, problem_id: str) -> list:
+    with st.db.read() as conn:
+        return conn.execute(select(Answer.submission_id, Answer.raw, Answer.created_at, Answer.score, Answer.max_score,
+                                   Answer.status, Answer.feedback, Answer.result)
+                            .where(Answer.user_id == who.id, Answer.problem_id == problem_id)
+                            .order_by(Answer.created_at.desc()).limit(50)).all()
+
+
+def _exercise(request: Request, who, problem_id: str, *, result=None, job=None, error=None, answer="",
+              status: int = 200):
+    st = service.state(request)
+    p = st.engine.get(problem_id)
+    if p is None:
+        raise PageError(404, "No such exercise.")
+    ex = st.engine.exercise(p, None if who.instructor else who.login)
+    attempts = _attempts(st, who, problem_id)
+    if ex.get("attempts"):
+        ex["attempts_used"] = len(attempts)
+    return page(request, "learn_code.html" if p.kind == "code" else "learn_exercise.html", status=status, who=who,
+                ex=ex, result=result, attempts=attempts, error=error, answer=answer, job=job,
+                nonce=secrets.token_urlsafe(12))
+
+
+@router.get("/learn/exercise/{problem_id:path}")
+def exercise(problem_id: str, request: Request, s: str | None = None, who=Depends(page_user)):
+    st = service.state(request)
+    result = None
+    if s:
+        with st.db.read() as conn:
+            try:
+                sub = store.load(conn, s[:64], owner=None if who.instructor else who.id)
+            except APIError as e:
+                raise as_page_error(e) from None
+        result = next((r for r in sub["results"] if r["id"] == problem_id), None)
+    return _exercise(request, who, problem_id, result=result)
+
+
+@router.post("/learn/exercise/{problem_id:path}", dependencies=[Depends(check_csrf)])
+async def submit(problem_id: str, request: Request, answer: str = Form("", max_length=MAX_ANSWER),
+                 nonce: str = Form("", max_length=64), who=Depends(page_user)):
+    st = service.state(request)
+    kind = st.engine.kind(problem_id)
+    if kind is None or kind == "code":
+        raise PageError(404, "No such exercise.")
+    if not answer.strip():
+        return _exercise(request, who, problem_id, error="Write an answer first.", status=422)
+    answers = {problem_id: answer}
+    body_hash = hashlib.sha256(json.dumps({"answers": answers}, ensure_ascii=False).encode()).hexdigest()
+    try:
+        with st.busy(who.id):
+            _, obj = await store.submit(st, who, answers, ("page-" + nonce) if nonce else None, body_hash)
+    except APIError as e:
+        return _exercise(request, who, problem_id, error=e.message, answer=answer, status=e.status)
+    return redirect(service.url("/learn/exercise/", problem_id) + f"?s={obj['id']}#result")
+
+
+@router.post("/learn/validate", dependencies=[Depends(check_csrf)])
+async def validate(request: Request, problem: str = Form(..., max_length=200),
+                   answer: str = Form("", max_length=MAX_ANSWER), who=Depends(page_user)):
+    """The live reading (htmx, as the learner types): the same task as POST /api/v1/validate."""
+    st = service.state(request)
+    kind = st.engine.kind(problem)
+    if kind is None or kind == "code":
+        raise PageError(404, "No such exercise.")
+    if not answer.strip():
+        return page(request, "_reading.html", reading=None, answer=answer)
+    try:
+        with st.busy(-who.id):          # one reading at a time per learner, apart from their submissions
+            out = await asyncio.wrap_future(st.pool.submit(("validate", problem, answer), st.settings.timeout_s + 3))
+    except APIError:
+        return page(request, "_reading.html", status=200, reading={"busy": True}, answer=answer)
+    except TaskFailed:
+        out = {"ok": False, "error": f"too complex to read within {st.settings.timeout_s:g} s", "column": None}
+    return page(request, "_reading.html", reading=out, answer=answer)
+
+
+@router.post("/learn/code/{problem_id:path}", dependencies=[Depends(check_csrf)])
+async def code(problem_id: str, request: Request, file: UploadFile, who=Depends(page_user)):
+    try:
+        job = await service.code_submission(request, problem_id, file, who)
+    except APIError as e:
+        return _exercise(request, who, problem_id, error=e.message, status=e.status)
+    return redirect(f"/learn/jobs/{job['id']}")
+
+
+@router.get("/learn/jobs/{job_id}")
+def job_page(job_id: str, request: Request, who=Depends(page_user)):
+    job = service.job(request, job_id, who)
+    return page(request, "learn_job.html", who=who, job=job)
+
+
+@router.get("/learn/jobs/{job_id}/status")
+def job_status(job_id: str, request: Request, who=Depends(page_user)):
+    job = service.job(request, job_id, who)
+    return page(request, "_job.html", who=who, job=job)

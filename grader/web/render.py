@@ -1,0 +1,141 @@
+"""Jinja2 (autoescaped) for the pages, security headers, MathML that is only MathML, and the
+error pages."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from markupsafe import Markup, escape
+
+from .session import CSRF, PageError, csrf_cookie, csrf_token, set_cookie
+
+HERE = Path(__file__).parent
+
+# No inline script anywhere; htmx from /static only, without eval. Inline styles are allowed
+# (htmx's indicator style, matplotlib's SVG).
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+           "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+
+
+@lru_cache(maxsize=1)
+def env():
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    e = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True),
+                    trim_blocks=True, lstrip_blocks=True)
+    e.filters["math"] = prompt_math
+    e.filters["mathml"] = safe_mathml
+    e.filters["num"] = num
+    return e
+
+
+def num(x) -> str:
+    if x is None:
+        return ""
+    if isinstance(x, float) and x.is_integer():
+        x = int(x)
+    return f"{x:,}" if isinstance(x, int) else f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def page(request: Request, template: str, status: int = 200, headers: dict | None = None, **ctx) -> HTMLResponse:
+    ctx.setdefault("who", getattr(request.state, "who", None))
+    ctx["csrf"] = csrf_token(request)
+    html = env().get_template(template).render(request=request, **ctx)
+    resp = HTMLResponse(html, status_code=status, headers={**HEADERS, **(headers or {})})
+    new = getattr(request.state, "new_csrf", None)
+    if new:
+        set_cookie(resp, CSRF, new)
+    return resp
+
+
+def redirect(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303, headers=HEADERS)
+
+
+async def page_error(request: Request, e: PageError):
+    if e.status == 401:
+        return redirect("/learn/login")
+    csrf_cookie(request)
+    return page(request, "error.html", status=e.status, headers=e.headers, status_code=e.status, message=e.message)
+
+
+# ------------------------------------------------------------------ math
+
+_MATHML = {"math", "mrow", "mi", "mn", "mo", "msup", "msub", "msubsup", "mfrac", "msqrt", "mroot", "mfenced",
+           "mtext", "mspace", "mstyle", "mtable", "mtr", "mtd", "munder", "mover", "munderover", "mpadded",
+           "mphantom", "semantics", "annotation"}
+_ATTRS = {"mathvariant", "stretchy", "fence", "separator", "form", "open", "close", "separators", "lspace",
+          "rspace", "linethickness", "displaystyle", "scriptlevel", "width"}
+
+
+_ENTITY = re.compile(r"&([A-Za-z][A-Za-z0-9]{1,31});")
+_XML_ENTITIES = {"lt", "gt", "amp", "quot", "apos"}
+
+
+def _entity(m) -> str:
+    """HTML's named entities (SymPy writes &InvisibleTimes;) as characters; XML's five kept."""
+    from html.entities import html5
+    name = m.group(1)
+    if name in _XML_ENTITIES:
+        return m.group(0)
+    return html5.get(name + ";", "").replace("&", "&amp;").replace("<", "&lt;") or ""
+
+
+def safe_mathml(text: str | None) -> Markup:
+    """SymPy's presentation MathML, rebuilt from a parse that admits only MathML elements and
+    a few presentational attributes (anything else: the reading is shown as text)."""
+    if not text:
+        return Markup("")
+    text = _ENTITY.sub(_entity, text)
+    try:
+        root = ET.fromstring(f"<math>{text}</math>" if not text.lstrip().startswith("<math") else text)
+    except ET.ParseError:
+        return Markup("")
+    for el in root.iter():
+        tag = el.tag.split("}")[-1]
+        if tag not in _MATHML:
+            return Markup("")
+        el.tag = tag
+        for k in list(el.attrib):
+            if k not in _ATTRS or (":" in el.attrib[k]):
+                del el.attrib[k]
+    root.attrib.clear()
+    root.set("display", "inline")
+    return Markup(ET.tostring(root, encoding="unicode", method="xml"))
+
+
+_SCRIPT = re.compile(r"\b([A-Za-z][A-Za-z]*)(?:_(\{[^{}<>]{1,12}\}|[A-Za-z0-9]+))?(?:\^(\{[^{}<>]{1,12}\}|[A-Za-z0-9]+|ᵀ))?")
+
+
+def _mi(text: str) -> str:
+    text = text.strip("{}")
+    tag = "mn" if text.isdigit() else "mi"
+    return f"<{tag}>{escape(text)}</{tag}>"
+
+
+def prompt_math(text: str | None) -> Markup:
+    """A prompt as text, with its sub- and superscripted names (d_model, W_i^Q, x^2) as MathML;
+    everything else escaped."""
+    out, last = [], 0
+    text = text or ""
+    for m in _SCRIPT.finditer(text):
+        base, sub, sup = m.groups()
+        if not sub and not sup:
+            continue
+        out.append(str(escape(text[last:m.start()])))
+        b = _mi(base)
+        if sub and sup:
+            inner = f"<msubsup>{b}{_mi(sub)}{_mi(sup)}</msubsup>"
+        elif sub:
+            inner = f"<msub>{b}{_mi(sub)}</msub>"
+        else:
+            inner = f"<msup>{b}{_mi(sup)}</msup>"
+        out.append(f'<math display="inline" aria-label="{escape(m.group(0))}">{inner}</math>')
+        last = m.end()
+    out.append(str(escape(text[last:])))
+    return Markup("".join(out))

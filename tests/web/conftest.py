@@ -1,0 +1,104 @@
+"""Fixtures of the browser tests: a live `grader serve` (uvicorn on 127.0.0.1, a temporary
+SQLite database), accounts, and Debian's Chromium driven by Playwright.
+
+Playwright cannot download its own browser here: the tests launch the system's
+``/usr/bin/chromium`` (``GRADER_CHROMIUM`` to use another). Without Playwright or Chromium
+they are skipped with the reason; with ``GRADER_TEST_BROWSER=require`` (CI) they fail.
+Screenshots go to ``out/web/`` (``GRADER_SCREENSHOTS`` to change it)."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "serve"))
+
+from serve_helpers import LiveServer, make_bank, users  # noqa: E402
+
+REQUIRE = os.environ.get("GRADER_TEST_BROWSER", "").lower() == "require"
+CHROMIUM = os.environ.get("GRADER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage"]
+SHOTS = Path(os.environ.get("GRADER_SCREENSHOTS") or ROOT / "out" / "web")
+
+
+def _unavailable() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install -e '.[test]')"
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        return f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser():
+    why = _unavailable()
+    if why:
+        if REQUIRE:
+            pytest.fail(f"GRADER_TEST_BROWSER=require, but {why}")
+        pytest.skip(why)
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory, browser):
+    """A live server with an instructor, two learners (one with a hostile name) and the
+    bundled bank plus a small code exercise."""
+    tmp = tmp_path_factory.mktemp("web")
+    db = f"sqlite:///{tmp / 'grader.db'}"
+    tokens = users(db, prof="instructor", alice="learner", bob="learner")
+    from grader.db import Database
+    from sqlalchemy import update
+    from grader.db.models import User
+    d = Database(db)
+    with d.write() as conn:      # a hostile display name, as a roster could carry it
+        conn.execute(update(User).where(User.login == "bob").values(
+            name='<script>alert("name")</script><img src=x onerror=alert(1)>'))
+    d.dispose()
+    server = LiveServer(db, make_bank(tmp), tmp, "--workers", "1", "--rate", "0").start()
+    server.tokens = tokens
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def shot():
+    SHOTS.mkdir(parents=True, exist_ok=True)
+
+    def save(page, name: str) -> Path:
+        path = SHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+    return save
+
+
+@pytest.fixture
+def new_page(browser):
+    """A page in a fresh context that fails the test on any dialog (alert, confirm) or
+    uncaught page error."""
+    contexts, events = [], []
+
+    def make():
+        ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.on("dialog", lambda d: (events.append(f"dialog: {d.message}"), d.dismiss()))
+        page.on("pageerror", lambda e: events.append(f"page error: {e}"))
+        page.set_default_timeout(20_000)
+        return page
+    yield make
+    for ctx in contexts:
+        ctx.close()
+    assert not events, f"script ran or failed in the page: {events}"

@@ -1,0 +1,125 @@
+"""The learner's flow in a real Chromium, keyboard only: sign in, type an answer and watch its
+reading change, submit, see score and feedback; a wrong answer's misconception; a code
+upload from queued to done with each test's result."""
+from __future__ import annotations
+
+import re
+
+import yaml
+
+try:
+    from playwright.sync_api import expect
+except ImportError:        # the browser fixture skips (or, in CI, fails) with the reason
+    expect = None
+
+from web_helpers import ROOT
+from web_helpers import axe_violations, sign_in, unlabelled_inputs
+
+BANK = ROOT / "exercises" / "17-08"
+
+
+def _mistake(problem_id: str, answer) -> str:
+    """The feedback the bank's author wrote for a mistake (read from the YAML, not the engine)."""
+    for f in sorted(BANK.glob("*.yaml")):
+        for p in yaml.safe_load(f.read_text())["problems"]:
+            if p["id"] == problem_id:
+                return next(m["feedback"] for m in p["mistakes"] if m["answer"] == answer)
+    raise KeyError(problem_id)
+
+
+def _focused(page) -> dict:
+    return page.evaluate("""() => { const e = document.activeElement; const s = getComputedStyle(e);
+        return {tag: e.tagName, id: e.id, type: e.type || '', text: (e.textContent || '').trim(),
+                outline: s.outlineStyle, width: parseFloat(s.outlineWidth)}; }""")
+
+
+def _tab_to(page, predicate, limit: int = 60) -> dict:
+    """Tab until the focused element satisfies ``predicate``; focus must be visible on each."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        f = _focused(page)
+        if f["tag"] not in ("BODY", "MAIN"):
+            assert f["outline"] != "none" and f["width"] >= 2, f"focus not visible on {f}"
+        if predicate(f):
+            return f
+    raise AssertionError("never reached the element by Tab")
+
+
+def test_learner_flow_keyboard_only(live, new_page, shot):
+    page = new_page()
+    sign_in(page, live.url, live.tokens["alice"])
+    assert page.url.endswith("/learn")
+    assert page.locator("h1").inner_text() == "Exercises"
+    # to the exercise by keyboard: Tab to its link, Enter
+    _tab_to(page, lambda f: f["tag"] == "A" and f["text"] == "17-08/params-formula")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r".*/learn/exercise/17-08/params-formula$"))
+    assert page.evaluate("document.activeElement.id") == "answer"      # the answer box has focus
+    assert unlabelled_inputs(page) == []
+
+    reading = page.locator("#reading")
+    page.keyboard.type("4d(d+1", delay=20)
+    # the parse error points at the column of the unclosed parenthesis (1-based: 3)
+    expect(reading).to_contain_text("never closed")
+    assert "column 3" in reading.inner_text()
+    caret = page.locator("#reading pre.caret").inner_text().splitlines()
+    assert caret[0] == "4d(d+1" and caret[1].index("^") == 2
+    page.keyboard.type(")", delay=20)
+    expect(reading.locator(".read-as")).to_have_count(1)
+    first = reading.locator(".read-as").inner_text()
+    assert page.locator("#reading math").count() == 1                  # SymPy's MathML, rendered
+    # the reading follows the text as it changes
+    page.keyboard.press("End")
+    for _ in range(5):                              # "4d(d+1)" -> "4d"
+        page.keyboard.press("Backspace")
+    page.keyboard.type("^2 + 4d", delay=20)
+    expect(reading.locator(".read-as")).to_have_text("4·d² + 4·d")
+    assert first != "4·d² + 4·d"
+
+    _tab_to(page, lambda f: f["tag"] == "BUTTON" and f["text"] == "Submit")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#result")
+    assert page.locator("#result .score").inner_text() == "2 / 2"          # params-formula: 2 points
+    assert "correct" in page.locator("#result .feedback").inner_text()
+    assert page.locator("table.attempts tbody tr").count() == 1
+    shot(page, "learner-exercise-feedback")
+    assert axe_violations(page) == []
+
+
+def test_wrong_answer_gets_the_misconception(live, new_page):
+    page = new_page()
+    sign_in(page, live.url, live.tokens["alice"])
+    page.goto(live.url + "/learn/exercise/17-08/example-2.params")
+    page.fill("#answer", "786432")
+    page.click("form.answer button[type=submit]")
+    page.wait_for_selector("#result")
+    expected = _mistake("17-08/example-2.params", 786432)
+    assert expected in page.locator("#result .feedback").inner_text()
+    assert page.locator("#result .score").inner_text().startswith("0 / ")
+
+
+def test_code_upload_queued_to_done(live, new_page, tmp_path, shot):
+    page = new_page()
+    sign_in(page, live.url, live.tokens["alice"])
+    page.goto(live.url + "/learn/exercise/17-08/code-add")
+    assert unlabelled_inputs(page) == []
+    sol = tmp_path / "solution.py"
+    sol.write_text("def add(a, b):\n    return a + b\n")
+    page.set_input_files("#file", str(sol))
+    page.click("main form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/learn/jobs/[0-9a-f]+$"))
+    seen = [page.locator("#job").get_attribute("data-status")]
+    assert seen[0] in ("queued", "running")         # the page shows the job before it is graded
+    for _ in range(600):                            # polled by htmx every second, until done
+        s = page.locator("#job").get_attribute("data-status")
+        if s != seen[-1]:
+            seen.append(s)
+        if s in ("done", "failed"):
+            break
+        page.wait_for_timeout(100)
+    assert seen[-1] == "done", (seen, page.locator("#job").inner_text())
+    rows = page.locator("table.tests tbody tr")
+    assert rows.count() == 2                         # the two tests of the code exercise
+    assert all(t == "passed" for t in rows.locator("td:nth-child(2)").all_inner_texts())
+    assert page.locator(".score").inner_text().startswith("Score: 4 / 4")
+    shot(page, "learner-code-job")

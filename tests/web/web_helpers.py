@@ -1,0 +1,34 @@
+"""Helpers of the browser tests."""
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+AXE = Path(__file__).resolve().parent / "vendor" / "axe.min.js"
+
+
+def sign_in(page, url: str, token: str) -> None:
+    """Sign in with the keyboard only: the token field has focus; type, Enter."""
+    page.goto(url + "/learn/login")
+    page.keyboard.type(token)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert "/learn/login" not in page.url, page.locator("main").inner_text()
+
+
+def axe_violations(page) -> list[dict]:
+    """axe-core's serious and critical violations of the page (WCAG 2 A/AA rules)."""
+    # evaluated through the DevTools protocol: the pages' CSP (script-src 'self') stays as it is
+    page.evaluate(AXE.read_text(encoding="utf-8") + "\n;true")
+    found = page.evaluate("""async () => {
+        const r = await axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']}});
+        return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}));
+    }""")
+    return [v for v in found if v["impact"] in ("serious", "critical")]
+
+
+def unlabelled_inputs(page) -> list[str]:
+    """Form fields (not hidden) with neither a <label> nor an aria-label."""
+    return page.evaluate("""() => [...document.querySelectorAll('input, textarea, select')]
+        .filter(e => e.type !== 'hidden' && !(e.labels && e.labels.length) && !e.getAttribute('aria-label'))
+        .map(e => e.outerHTML.slice(0, 120))""")
