@@ -9,13 +9,13 @@ DATABASE = click.option("--database", "database", default=None, metavar="URL",
 
 
 @click.group("db")
-def db():
+def db() -> None:
     """The service's database: `grader db upgrade` runs the migrations."""
 
 
 @db.command("upgrade")
 @DATABASE
-def upgrade(database):
+def upgrade(database: str | None) -> None:
     """Bring the database's schema up to this grader's (creates it if new). Back it up first."""
     from grader.db import Database
     d = Database(database)
@@ -28,7 +28,7 @@ def upgrade(database):
 
 @db.command("current")
 @DATABASE
-def current(database):
+def current(database: str | None) -> None:
     """Show the database's schema revision and this grader's."""
     from grader.db import Database
     d = Database(database)

@@ -29,7 +29,8 @@ from .db import DATABASE
               help="Requests a second per token (0: no limit); past it, 429 with Retry-After.")
 @click.option("--burst", default=100, show_default=True, type=click.IntRange(1), help="... in a burst.")
 @click.option("--access-log/--no-access-log", default=False, show_default=True, help="Log every request.")
-def serve(database, host, port, exercises, spec, workers, job_workers, timeout, policy, rate, burst, access_log):
+def serve(database: str | None, host: str, port: int, exercises: str | None, spec: str | None, workers: int,
+          job_workers: int, timeout: float, policy: str, rate: float, burst: int, access_log: bool) -> None:
     """Run the grading service: an HTTP API (OpenAPI at /openapi.json, docs at /docs) over the
     same engine as `grader grade`.
 
@@ -40,6 +41,7 @@ def serve(database, host, port, exercises, spec, workers, job_workers, timeout, 
     """
     from grader.db import Database
     from grader.serve.app import create_app
+    from grader.web import install as install_pages
     from grader.serve.engine import Engine
     from grader.serve.settings import Settings
     import uvicorn
@@ -56,5 +58,6 @@ def serve(database, host, port, exercises, spec, workers, job_workers, timeout, 
     sys.setswitchinterval(0.001)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     click.echo(f"grader serve: http://{host}:{port}/docs  (database {d.shown}, {workers} grading workers)", err=True)
-    uvicorn.run(create_app(settings), host=host, port=port, loop="auto", http="auto", access_log=access_log,
+    app = create_app(settings, extensions=(install_pages,))
+    uvicorn.run(app, host=host, port=port, loop="auto", http="auto", access_log=access_log,
                 log_level="info", timeout_graceful_shutdown=10)

@@ -4,12 +4,14 @@ from __future__ import annotations
 import csv
 import sys
 
+from typing import Any
+
 import click
 
 from .db import DATABASE
 
 
-def _db(database):
+def _db(database: str | None) -> Any:
     from grader.db import Database
     d = Database(database)
     if d.ensure_schema() == "created":
@@ -17,13 +19,13 @@ def _db(database):
     return d
 
 
-def _issued(i) -> None:
+def _issued(i: Any) -> None:
     click.echo(f"{i.role} {i.login}: token {i.token}")
     click.echo("  (shown once: only its hash is stored; `grader users token` makes a new one)", err=True)
 
 
 @click.group("users")
-def users():
+def users() -> None:
     """Accounts of the grading service: `add-instructor`, `add-learner`, `import` a roster,
     `token` (a new one), `revoke`, `list`. A token is printed once; only its hash is stored."""
 
@@ -33,7 +35,7 @@ def users():
 @click.option("--name", default="", help="Full name.")
 @click.option("--email", default="", help="E-mail address.")
 @DATABASE
-def add_instructor(login, name, email, database):
+def add_instructor(login: str, name: str, email: str, database: str | None) -> None:
     """Add an instructor (everything of the course) and print its token."""
     from grader.serve.accounts import add_user
     _issued(add_user(_db(database), login, "instructor", name, email))
@@ -44,7 +46,7 @@ def add_instructor(login, name, email, database):
 @click.option("--name", default="", help="Full name.")
 @click.option("--email", default="", help="E-mail address.")
 @DATABASE
-def add_learner(login, name, email, database):
+def add_learner(login: str, name: str, email: str, database: str | None) -> None:
     """Add a learner (LOGIN: the id of answer files, `learner:`) and print its token."""
     from grader.serve.accounts import add_user
     _issued(add_user(_db(database), login, "learner", name, email))
@@ -53,7 +55,7 @@ def add_learner(login, name, email, database):
 @users.command("import")
 @click.argument("roster", type=click.Path(exists=True, dir_okay=False))
 @DATABASE
-def import_roster(roster, database):
+def import_roster(roster: str, database: str | None) -> None:
     """Add the learners of ROSTER (CSV: learner,name,email) not known yet; print
     learner,name,email,token for each (CSV, to mail them), once."""
     from grader.serve.accounts import import_roster as run, read_roster
@@ -76,7 +78,7 @@ def import_roster(roster, database):
 @users.command("token")
 @click.argument("login")
 @DATABASE
-def token(login, database):
+def token(login: str, database: str | None) -> None:
     """Give LOGIN a new token (its other tokens stay valid until revoked)."""
     from grader.serve.accounts import new_token_for
     _issued(new_token_for(_db(database), login))
@@ -87,7 +89,7 @@ def token(login, database):
 @click.option("--token", "prefix", default=None, metavar="PREFIX",
               help="Only the token starting with PREFIX (as `grader users list` shows it).")
 @DATABASE
-def revoke(login, prefix, database):
+def revoke(login: str, prefix: str | None, database: str | None) -> None:
     """Revoke LOGIN's tokens: requests with them get 401 from now on."""
     from grader.serve.accounts import revoke as run
     n = run(_db(database), login, prefix)
@@ -97,7 +99,7 @@ def revoke(login, prefix, database):
 
 @users.command("list")
 @DATABASE
-def list_(database):
+def list_(database: str | None) -> None:
     """The accounts, with the prefixes of their valid tokens."""
     from grader.serve.accounts import list_users
     for u in list_users(_db(database)):

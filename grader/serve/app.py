@@ -105,7 +105,10 @@ def _stop(state: State) -> None:
         state.db.dispose()
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, extensions: tuple = ()) -> FastAPI:
+    """The application; ``extensions``: callables ``install(app)`` that add routes of their own
+    (the web pages of :mod:`grader.web`, which the ``serve`` command passes: the service itself
+    knows nothing of its pages, so that the pages may import the service and not the reverse)."""
     settings = settings or Settings()
     state = State(settings)
 
@@ -123,8 +126,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     from .routes import install
     install(app)
-    from grader.web import install as install_pages     # the web pages (issue 17)
-    install_pages(app)
+    for install_extension in extensions:
+        install_extension(app)
     app.add_middleware(BodyLimit, default=settings.max_body,
                        uploads={"/api/v1/batches": settings.max_upload,
                                 "/api/v1/code-submissions": settings.max_code + 64 * 1024})
