@@ -47,9 +47,12 @@ def _tab_to(page, predicate, limit: int = 60) -> dict:
 
 def test_learner_flow_keyboard_only(live, new_page, shot):
     page = new_page()
+    page.goto(live.url + "/learn/login")
+    assert axe_violations(page) == []                                  # the sign-in page
     sign_in(page, live.url, live.tokens["alice"])
     assert page.url.endswith("/learn")
     assert page.locator("h1").inner_text() == "Exercises"
+    assert axe_violations(page) == []                                  # the learner's exercise list
     # to the exercise by keyboard: Tab to its link, Enter
     _tab_to(page, lambda f: f["tag"] == "A" and f["text"] == "17-08/params-formula")
     page.keyboard.press("Enter")
@@ -103,6 +106,7 @@ def test_code_upload_queued_to_done(live, new_page, tmp_path, shot):
     sign_in(page, live.url, live.tokens["alice"])
     page.goto(live.url + "/learn/exercise/17-08/code-add")
     assert unlabelled_inputs(page) == []
+    assert axe_violations(page) == []                                  # the code exercise page
     sol = tmp_path / "solution.py"
     sol.write_text("def add(a, b):\n    return a + b\n")
     page.set_input_files("#file", str(sol))
@@ -110,6 +114,7 @@ def test_code_upload_queued_to_done(live, new_page, tmp_path, shot):
     page.wait_for_url(re.compile(r".*/learn/jobs/[0-9a-f]+$"))
     seen = [page.locator("#job").get_attribute("data-status")]
     assert seen[0] in ("queued", "running")         # the page shows the job before it is graded
+    assert axe_violations(page) == []               # the job page while queued (or running)
     for _ in range(600):                            # polled by htmx every second, until done
         s = page.locator("#job").get_attribute("data-status")
         if s != seen[-1]:
@@ -123,3 +128,4 @@ def test_code_upload_queued_to_done(live, new_page, tmp_path, shot):
     assert all(t == "passed" for t in rows.locator("td:nth-child(2)").all_inner_texts())
     assert page.locator(".score").inner_text().startswith("Score: 4 / 4")
     shot(page, "learner-code-job")
+    assert axe_violations(page) == []               # the job page when done, with each test

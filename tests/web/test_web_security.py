@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from web_helpers import sign_in
+from web_helpers import axe_violations, sign_in
 
 HOSTILE = ['<script>alert("answer")</script>', '<img src=x onerror=alert(2)>', 'javascript:alert(3)',
            '<a href="javascript:alert(4)">click</a><b>bold</b>']
@@ -54,6 +54,8 @@ def test_learner_session_cannot_open_staff_pages(live, new_page):
                  "/staff/batch", "/spec"):
         r = page.goto(live.url + path)
         assert r.status == 403, path
+        if path == "/staff":
+            assert axe_violations(page) == []                          # the error page
     r = page.request.post(live.url + "/staff/regrade", form={"csrf": "x"})
     assert r.status == 403
 

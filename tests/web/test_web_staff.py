@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import subprocess
 import sys
 
@@ -71,19 +72,24 @@ def test_batch_upload_progress_and_regrade(live, new_page, tmp_path):
     sign_in(page, live.url, live.tokens["prof"])
     page.goto(live.url + "/staff/batch")
     assert unlabelled_inputs(page) == []
+    assert axe_violations(page) == []                                  # the batch upload page
     f = tmp_path / "class.yaml"
     f.write_text("submissions:\n  - {learner: carol, answers: {17-08/practice-1: 64}}\n"
                  "  - {learner: dave, answers: {17-08/practice-1: 16384}}\n")
     page.set_input_files("#file", str(f))
     page.click("main form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/staff/jobs/[0-9a-f]+$"))
+    assert axe_violations(page) == []                                  # the job page, as it is first shown
     page.wait_for_selector("#job[data-status=done]", timeout=120_000)
     assert page.locator("#job progress").count() == 1
+    assert axe_violations(page) == []                                  # ... and done, with its table
     text = page.locator("#job").inner_text()
     assert "2 submissions" in text and "carol" in text and "dave" in text
     page.goto(live.url + "/staff")
     page.click("text=Regrade everything")
     page.wait_for_selector("#job[data-status=done]", timeout=120_000)
     assert "0 scores changed" in page.locator("#job").inner_text()      # nothing changed in the bank
+    assert axe_violations(page) == []                                  # the regrade result page
 
 
 def test_spec_report_served_and_standalone(live, new_page, tmp_path, shot):
@@ -119,5 +125,8 @@ def test_spec_report_served_and_standalone(live, new_page, tmp_path, shot):
     staff = new_page()
     sign_in(staff, live.url, live.tokens["prof"])
     staff.goto(live.url + "/spec")
+    assert staff.locator("#spec-status").count() == 1                  # the first visit: the waiting page
+    assert axe_violations(staff) == []
     staff.wait_for_selector("article.claim", timeout=300_000)          # checked once, in a process of its own
     assert staff.locator("article.claim").count() == len(doc["claims"])
+    assert axe_violations(staff) == []                                 # the served report
