@@ -4,7 +4,9 @@ its place in the source text where that file is at hand, the evidence and the co
 statement, and the FLOPs crossover plot (matplotlib SVG)."""
 from __future__ import annotations
 
+import os
 import re
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -12,37 +14,86 @@ from markupsafe import Markup, escape
 
 from grader.spec.report import claim_dict, summary, summary_line
 
-CONTEXT = 320          # characters of source text either side of a quote
+CONTEXT = 320          # characters of source text after a quote (before it: CONTEXT_BEFORE)
+CONTEXT_BEFORE = 160   # fewer, so that the mark shows near the top of its scrolled box
 MAX_SOURCE = 4 << 20   # a source file larger than this is not read
 
 
-def _source_text(subject, key: str) -> str | None:
+def source_candidates(subject, rel: str) -> list[Path]:
+    """Where a source document's ``path:`` may be: as written if absolute; else beside the spec
+    file and up to three folders above it (a spec in ``spec/`` of a repository whose sources
+    lie in ``../shared/`` beside the repository), then the working folder and its parent."""
+    rel_path = Path(rel)
+    if rel_path.is_absolute():
+        return [rel_path]
+    base = Path(subject.file).resolve().parent if subject.file else Path.cwd()
+    bases = [base, *list(base.parents)[:3], Path.cwd(), Path.cwd().parent]
+    out: list[Path] = []
+    for b in bases:
+        if b / rel_path not in out:
+            out.append(b / rel_path)
+    return out
+
+
+def _source_text(subject, key: str) -> tuple[str | None, str]:
+    """The text of a source document, or None and why not."""
     doc = subject.documents.get(key)
     if doc is None or not getattr(doc, "path", ""):
-        return None
-    base = Path(subject.file).parent if subject.file else Path.cwd()
-    for path in (base / doc.path, base.parent / doc.path, Path.cwd() / doc.path):
+        return None, "The source text is not available (the spec gives no path for it)."
+    for path in source_candidates(subject, doc.path):
         try:
             if path.is_file() and path.stat().st_size <= MAX_SOURCE:
-                return path.read_text(encoding="utf-8", errors="replace")
+                return path.read_text(encoding="utf-8", errors="replace"), ""
         except OSError:
             continue
-    return None
+    return None, f"The source text is not available ({doc.path} was not found beside the spec)."
+
+
+GAP = re.compile(r"\s*(?:…|\.\.\.)\s*")      # a quote's " … " between fragments of the text
+MAX_GAP = 4000                                    # characters a gap may skip
+
+
+def _words(fragment: str) -> str:
+    return r"\s+".join(re.escape(w) for w in fragment.split())
+
+
+def _find(text: str, quote: str) -> list[tuple[int, int]]:
+    """Spans of the quote in the text (whitespace-insensitive): the quote as it is, else its
+    fragments between " … " gaps, in order, each gap at most MAX_GAP characters."""
+    m = re.search(_words(quote), text) if quote.split() else None
+    if m:
+        return [m.span()]
+    fragments = [f for f in GAP.split(quote) if f.split()]
+    if len(fragments) < 2:
+        return []
+    for first in re.finditer(_words(fragments[0]), text):
+        spans, at = [first.span()], first.end()
+        for f in fragments[1:]:
+            nxt = re.compile(_words(f)).search(text, at, at + MAX_GAP + len(f) * 2)
+            if nxt is None:
+                break
+            spans.append(nxt.span())
+            at = nxt.end()
+        else:
+            return spans
+    return []
 
 
 def in_place(text: str | None, quote: str) -> Markup | None:
-    """The quote marked in its surrounding source text (whitespace-insensitive), or None."""
+    """The quote marked (<mark>) in its surrounding source text, or None where it is not found."""
     if not text or not quote:
         return None
-    words = [re.escape(w) for w in quote.split()]
-    if not words:
+    text_nfc = unicodedata.normalize("NFC", text)
+    spans = _find(text_nfc, unicodedata.normalize("NFC", quote))
+    if not spans:
         return None
-    m = re.search(r"\s+".join(words), text)
-    if m is None:
-        return None
-    a, b = max(0, m.start() - CONTEXT), min(len(text), m.end() + CONTEXT)
-    return Markup(("…" if a else "") + str(escape(text[a:m.start()])) + "<mark>" + str(escape(m.group(0)))
-                  + "</mark>" + str(escape(text[m.end():b])) + ("…" if b < len(text) else ""))
+    a, b = max(0, spans[0][0] - CONTEXT_BEFORE), min(len(text_nfc), spans[-1][1] + CONTEXT)
+    out, at = ["…" if a else ""], a
+    for s0, s1 in spans:
+        out += [str(escape(text_nfc[at:s0])), "<mark>", str(escape(text_nfc[s0:s1])), "</mark>"]
+        at = s1
+    out += [str(escape(text_nfc[at:b])), "…" if b < len(text_nfc) else ""]
+    return Markup("".join(out))
 
 
 def crossover_plot(subject) -> Markup | None:
@@ -82,8 +133,9 @@ def _subject_d(subject) -> int:
 def render_html(subject_results) -> str:
     from .render import env
     claims, sources, plots = [], Counter(), []
+    cwd = str(Path.cwd()) + os.sep
     for sr in subject_results:
-        texts = {}
+        texts: dict[str, tuple[str | None, str]] = {}
         plot = crossover_plot(sr.subject)
         if plot:
             plots.append((sr.subject, plot))
@@ -92,10 +144,14 @@ def render_html(subject_results) -> str:
             key = r.claim.source.document
             if key not in texts:
                 texts[key] = _source_text(sr.subject, key)
-            c["in_place"] = in_place(texts[key], r.claim.quote)
+            text, why = texts[key]
+            c["in_place"] = in_place(text, r.claim.quote)
+            c["no_source"] = "" if c["in_place"] else (why or "The quote was not found in the source text.")
             doc = sr.subject.documents.get(key)
             c["source_title"] = doc.title if doc else key
             c["note"] = r.claim.note
+            if isinstance(c.get("location"), str) and c["location"].startswith(cwd):
+                c["location"] = c["location"][len(cwd):]      # relative to where it was run: shorter
             sources[key] += 1
             claims.append(c)
     s = summary(subject_results)

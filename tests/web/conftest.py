@@ -81,6 +81,13 @@ def shot():
         path = SHOTS / f"{name}.png"
         page.screenshot(path=str(path), full_page=True)
         return path
+
+    def viewport(page, name: str, width: int, height: int) -> Path:
+        """A clipped shot of what the viewport shows from the top left (compact, for the docs)."""
+        path = SHOTS / f"{name}.png"
+        page.screenshot(path=str(path), clip={"x": 0, "y": 0, "width": width, "height": height})
+        return path
+    save.viewport = viewport
     return save
 
 

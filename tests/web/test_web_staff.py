@@ -108,6 +108,11 @@ def test_spec_report_served_and_standalone(live, new_page, tmp_path, shot):
     assert claims.count() == len(doc["claims"])
     refuted = [c for c in doc["claims"] if c["verdict"] == "refuted"]
     dom = page.locator("article#claim-s-4-dominance")
+    seeds = [q for q in (ROOT / "shared" / "seeds", ROOT.parent / "shared" / "seeds") if q.is_dir()]
+    if seeds:                       # the sources beside the repository (as CI clones it): quotes in place
+        assert page.locator("article.claim:has(.source-text mark)").count() == claims.count()
+    else:
+        assert page.locator("article.claim .no-source").count() == claims.count()
     assert dom.get_attribute("data-verdict") == "refuted"
     assert "n = 2d" in dom.locator(".corrected").inner_text()
     # the plot: exact crossover and the text's claim, drawn by matplotlib
@@ -120,6 +125,10 @@ def test_spec_report_served_and_standalone(live, new_page, tmp_path, shot):
     assert visible and "holds" not in visible and visible.count("refuted") == len(refuted)
     page.click("label:text-matches('^holds')")
     shot(page, "spec-report")
+    # a compact view for the docs: the refuted claim, its quote in place and the corrected statement
+    page.set_viewport_size({"width": 1000, "height": 640})
+    page.evaluate("document.querySelector('article#claim-s-4-dominance').scrollIntoView({block: 'start'})")
+    shot.viewport(page, "spec-report-claim", width=1000, height=640)
     assert axe_violations(page) == []
 
     staff = new_page()
