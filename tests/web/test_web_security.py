@@ -23,7 +23,7 @@ def test_hostile_answers_and_names_are_text(live, new_page, tmp_path):
         page.fill("#answer", text)
         page.wait_for_timeout(400)                        # the live reading of it
         page.click("form.answer button[type=submit]")
-        page.wait_for_selector("#result")
+        page.wait_for_selector("#result", timeout=60_000)     # a cold worker on a loaded machine
         _no_injected(page)
         assert text in page.locator("table.attempts").inner_text()
     # a code file whose content and name are HTML: graded, shown as text
