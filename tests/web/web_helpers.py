@@ -10,6 +10,9 @@ AXE = Path(__file__).resolve().parent / "vendor" / "axe.min.js"
 def sign_in(page, url: str, token: str) -> None:
     """Sign in with the keyboard only: the token field has focus; type, Enter."""
     page.goto(url + "/learn/login")
+    # autofocus puts the caret in the token field: wait until it has (on a loaded machine the
+    # first keys can come before it, and a token typed half into nothing is "not valid")
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'token'")
     page.keyboard.type(token)
     with page.expect_navigation():
         page.keyboard.press("Enter")
