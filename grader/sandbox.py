@@ -37,7 +37,6 @@ import selectors
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field

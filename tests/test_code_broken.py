@@ -164,5 +164,5 @@ def test_an_exception_in_the_sandbox_names_the_learner_s_file_and_line(pytester)
     assert "K_t.transpose(-2, -1)" in path.read_text().splitlines()[23]
     _, reports = run_code_tests(pytester, path, sandboxed=True)
     texts = [r.longreprtext for r in reports if r.failed and function(r) == "test_attention_weights"]
-    assert texts and all(f"attention_weights() raised RuntimeError: " in t and
+    assert texts and all("attention_weights() raised RuntimeError: " in t and
                          f"(at {path}:24: scores = Q @ K_t.transpose(-2, -1)" in t for t in texts)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from grader import sandbox
 from grader.bank import Problem
 from grader.code import grade_code
 from grader.sandbox import GiB, Limits

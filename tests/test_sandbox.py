@@ -7,7 +7,6 @@ fallback (where they run: see tests/sandbox_helpers.py); the weak ``rlimits`` ba
 tested for what it still holds.
 """
 import os
-import signal
 import sys
 from pathlib import Path
 
