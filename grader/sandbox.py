@@ -532,7 +532,7 @@ class Running:
         if status is None:
             return "still running"
         code, sig = _status(status, self.name)
-        return diagnose(code, sig, False, self.stderr(), self.limits)[1]
+        return "exited with code 0" if code == 0 else diagnose(code, sig, False, self.stderr(), self.limits)[1]
 
     def stderr(self) -> str:
         return bytes(self.output[1]).decode("utf-8", errors="replace")

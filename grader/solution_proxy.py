@@ -292,7 +292,8 @@ class Session:
             e = h["import_error"]
             line = e.get("line") if type(e.get("line")) is int else 0
             place = f"{self.display}:{line}" if line else self.display
-            what = f"{clean(e.get('type'), 100)}: {clean(e.get('message'), 1000)}"
+            message = clean(e.get("message", ""), 1000)
+            what = f"{clean(e.get('type'), 100)}: {message}" if message else clean(e.get("type"), 100)
             if e.get("syntax") is True:
                 return {"import_error": f"{place}: SyntaxError: {clean(e.get('message'), 1000)}"}
             return {"import_error": f"{place}: your solution could not be imported: {what}{self._note(what)}"}

@@ -124,7 +124,7 @@ def _type_name(obj) -> str:
 
 
 def _mib(n: int) -> str:
-    return f"{n / (1 << 20):g} MiB"
+    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
 def pack(header: dict, blobs=(), limits: WireLimits = WireLimits()) -> bytes:

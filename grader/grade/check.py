@@ -193,14 +193,20 @@ def grade_code_answer(problem: Problem, answer) -> tuple:
     if base not in path.parents:
         return (0.0, False, "invalid answer: the solution file must be inside the folder of the answers file",
                 None, "invalid")
-    if not path.is_file():
+    if not path.exists():
         return (0.0, False, f"invalid answer: no such solution file: {answer.raw}", None, "invalid")
     try:
         from grader.code import grade_code
     except ImportError:
         return (0.0, None, "cannot grade code exercises here (grader.code is not available); "
                            "a person must look at it", None, "needs_person")
-    result = grade_code(problem, path)
+    from grader.errors import GraderError
+    try:
+        result = grade_code(problem, path)
+    except GraderError as e:  # a directory, a FIFO, too large, not UTF-8: this answer only
+        return (0.0, False, f"invalid answer: {answer.raw}: {e.message}", None, "invalid")
+    if result.refused:  # no safe sandbox here: not graded, a person (or a better machine) must
+        return (0.0, None, result.message, None, "error")
     failed = [t for t in result.tests if not t.passed]
     frac = (result.score / result.max_score) if result.max_score else 0.0
     if failed:
