@@ -27,11 +27,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
 from grader import sandbox
@@ -95,7 +93,8 @@ def code_sandbox(allow_weak: bool | None = None, backend: str | None = None) -> 
         allow_weak = _env_flag("GRADER_ALLOW_WEAK_SANDBOX")
     try:
         name = sandbox.choose(backend)
-    except sandbox.SandboxUnavailable as e:
+        default_limits()
+    except (sandbox.SandboxUnavailable, ValueError) as e:
         return CodeSandbox(False, "", "none", f"cannot grade code answers: {e}")
     description = sandbox.describe(name)
     if name in sandbox.STRONG or allow_weak:
@@ -107,6 +106,24 @@ def code_sandbox(allow_weak: bool | None = None, backend: str | None = None) -> 
                        f"{description.split('NOT prevented: ', 1)[-1].split(' (no bubblewrap')[0]}")
 
 
+def default_limits() -> sandbox.Limits:
+    """:data:`LIMITS`, with the fields of ``GRADER_CODE_LIMITS`` over them (JSON, e.g.
+    ``{"wall_s": 60, "call_s": 5}``: an operator's setting for every code answer)."""
+    text = os.environ.get("GRADER_CODE_LIMITS", "").strip()
+    if not text:
+        return LIMITS
+    fields = {f.name: f.type for f in dataclass_fields(sandbox.Limits)}
+    try:
+        given = json.loads(text)
+        if not isinstance(given, dict) or not given.keys() <= fields.keys() or \
+                not all(type(v) in (int, float) and v > 0 for v in given.values()):
+            raise ValueError(f"an object of positive numbers with keys among {', '.join(fields)}")
+    except ValueError as e:
+        raise ValueError(f"GRADER_CODE_LIMITS is not valid: {e}") from None
+    ints = {k: int(v) for k, v in given.items() if fields[k] == "int"}
+    return replace(LIMITS, **{**given, **ints})
+
+
 def tests_of(problem) -> Path:
     """The test folder (or file) of a code problem."""
     if getattr(problem, "tests", None):
@@ -116,7 +133,7 @@ def tests_of(problem) -> Path:
     return Path(bundled("exercises")) / subject / "code"
 
 
-def grade_code(problem, solution_path, *, limits: sandbox.Limits = LIMITS, allow_weak: bool | None = None,
+def grade_code(problem, solution_path, *, limits: sandbox.Limits | None = None, allow_weak: bool | None = None,
                backend: str | None = None) -> CodeResult:
     """Run the problem's tests on ``solution_path`` (its functions in the sandbox) and score them.
 
@@ -131,15 +148,17 @@ def grade_code(problem, solution_path, *, limits: sandbox.Limits = LIMITS, allow
                      allow_weak=allow_weak, backend=backend, hide=hide)
 
 
-def run_tests(tests, solution_path, *, points: float = 1.0, limits: sandbox.Limits = LIMITS,
+def run_tests(tests, solution_path, *, points: float = 1.0, limits: sandbox.Limits | None = None,
               allow_weak: bool | None = None, backend: str | None = None, hide=()) -> CodeResult:
     """Run a test folder (or one test file and its helpers) on ``solution_path``: the tests in
-    a trusted pytest process, the learner's functions in the sandbox."""
+    a trusted pytest process, the learner's functions in the sandbox. ``limits``: default
+    :func:`default_limits`."""
     source = read_solution(Path(solution_path))
     status = code_sandbox(allow_weak, backend)
     if not status.usable:
         return CodeResult((CodeTest("tests", False, status.refusal),), 0.0, points, status.description,
                           status.refusal, refused=True)
+    limits = limits or default_limits()
     tests = Path(tests)
     work = Path(tempfile.mkdtemp(prefix="grader-code-"))
     try:
@@ -166,41 +185,39 @@ def _prepare(work: Path, tests: Path, source: bytes) -> None:
 
 
 def _run(work: Path, limits: sandbox.Limits, status: CodeSandbox, *, shown_as: str, hide) -> sandbox.SandboxResult:
-    """The trusted pytest run (not sandboxed: it runs no learner code); its results come back
-    through a pipe of its own."""
-    read, write = os.pipe()
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "grader.pytest_plugin", "-p", "no:cacheprovider",
-            "-c", str(work / "pytest.ini"), "--rootdir", str(work), str(work / "tests"),
+    """The trusted pytest run (not sandboxed: it runs no learner code), a fork of the warm
+    runner (:mod:`grader.code_runner`); its results come back in a file of its own."""
+    from grader.code_runner import runner
+    out, report = work / "out.txt", work / "report.jsonl"
+    argv = ["-q", "-p", "grader.pytest_plugin", "-p", "no:cacheprovider", "-c", str(work / "pytest.ini"),
+            "--rootdir", str(work), str(work / "tests"),
             "--solution", str(work / "submission" / "solution.py"), "--solution-name", shown_as,
-            "--solution-limits", json.dumps(asdict(limits)), "--grader-report", str(write)]
+            "--solution-limits", json.dumps(asdict(limits)), "--grader-report", "{report}"]
     argv += [f"--solution-hide={h}" for h in hide]
     if status.weak:
         argv.append("--allow-weak-sandbox")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env.update({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
                 "GRADER_SANDBOX": status.backend, "GRADER_SANDBOX_CHECKED": status.backend})
-    trusted = sandbox.Limits(wall_s=limits.wall_s + STARTUP_S, output_bytes=64 * 1024)
-    start = time.monotonic()
+    timeout = limits.wall_s + STARTUP_S
+    r = runner().run(argv, cwd=work, env=env, out=out, report=report, timeout=timeout)
+    text = _head(out, 64 * 1024).decode("utf-8", errors="replace")
+    if r.timed_out:
+        message = f"time limit of {timeout:g} s exceeded (wall clock)"
+    elif r.died:
+        message = f"the test run ended: {r.died}"
+    else:
+        message = f"the test run exited with code {r.exit_code}"
+    return sandbox.SandboxResult(r.exit_code, text, "", r.timed_out, None, message, status.description,
+                                 "time" if r.timed_out else None, (_head(report, 16 * 1024 * 1024),))
+
+
+def _head(path: Path, limit: int) -> bytes:
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                cwd=work, env=env, pass_fds=(write,), start_new_session=True)
-    except OSError as e:
-        os.close(read)
-        os.close(write)
-        return sandbox.SandboxResult(None, "", str(e), False, None, f"the tests could not start: {e}",
-                                     status.description)
-    os.close(write)
-    try:
-        bufs, truncated, timed_out = sandbox._collect(proc, [read], trusted, start)
-    finally:
-        os.close(read)
-    code = proc.wait()
-    sandbox._kill_group(proc.pid)
-    out, err = (b.decode("utf-8", errors="replace") for b in bufs[:2])
-    message = (f"time limit of {trusted.wall_s:g} s exceeded (wall clock)" if timed_out
-               else f"the test run exited with code {code}")
-    return sandbox.SandboxResult(code if code >= 0 else None, out, err, timed_out, None, message,
-                                 status.description, "time" if timed_out else None, (bufs[2],), truncated)
+        with open(path, "rb") as f:
+            return f.read(limit)
+    except OSError:
+        return b""
 
 
 def _score(run: sandbox.SandboxResult, points: float, description: str) -> CodeResult:

@@ -60,10 +60,10 @@ def _sandboxed(config) -> bool:
 def _limits(config):
     from dataclasses import replace
 
-    from grader.code import LIMITS
+    from grader.code import default_limits
     from grader.sandbox_limits import Limits
     given = config.getoption("solution_limits")
-    limits = Limits(**json.loads(given)) if given else LIMITS
+    limits = Limits(**json.loads(given)) if given else default_limits()
     timeout = config.getoption("solution_timeout")
     return limits if timeout is None else replace(limits, wall_s=timeout)
 

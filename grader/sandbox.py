@@ -248,7 +248,8 @@ class UidSlot:
     def __init__(self):
         import fcntl
         import tempfile
-        d = Path(tempfile.gettempdir()) / "grader-sandbox-uids"
+        # one folder for the whole machine (not $TMPDIR): every grader shares the slots
+        d = Path("/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()) / "grader-sandbox-uids"
         d.mkdir(mode=0o700, exist_ok=True)
         self.file = None
         self.uid = NOBODY   # every slot busy: share nobody
@@ -335,11 +336,16 @@ def _prepare_weak(argv, limits, base_env, cwd, readable, binds) -> _Launch:
     return _Launch(argv, base_env, cwd, _preexec(limits, nproc=nproc), describe("rlimits"))
 
 
-def _preexec(limits: Limits, drop_uid=False, unshare_net=False, join=None, nproc=None):
-    """The child's setup between fork and exec: rlimits, (weak) network, pids cgroup and uid."""
+def _preexec(limits: Limits, drop_uid=False, unshare_net=False, join=None, nproc=None, with_parent=True):
+    """The child's setup between fork and exec: rlimits, (weak) network, pids cgroup and uid;
+    ``with_parent``: killed when the thread that started it ends (bwrap and unshare then end
+    their namespace, and everything in it)."""
 
     def setup():
         import resource
+        if with_parent:
+            import ctypes
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))

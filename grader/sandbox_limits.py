@@ -44,7 +44,7 @@ def diagnose(code, sig, timed_out, stderr: str, limits: Limits) -> tuple[str | N
     if timed_out:
         return "time", (f"time limit of {limits.wall_s:g} s exceeded (wall clock): "
                         "the whole process group was killed")
-    if sig in ("SIGXCPU",) or (sig == "SIGKILL" and "cpu" in stderr.lower()):
+    if sig == "SIGXCPU":  # RLIMIT_CPU's soft limit (the hard one, 1 s later, is a SIGKILL)
         return "cpu", f"CPU time limit of {limits.cpu_s} s exceeded"
     if sig == "SIGXFSZ":
         return "file size", f"file size limit of {size_text(limits.file_bytes)} exceeded"

@@ -21,6 +21,7 @@ the next call starts a new one, at most ``MAX_STARTS`` in all) and
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import stat
@@ -150,13 +151,14 @@ class Session:
     """One learner file served from the sandbox (started again after a time-out or a crash)."""
 
     def __init__(self, path, *, display: str | None = None, limits: Limits = Limits(), backend: str | None = None,
-                 hide=(), workdir=None):
+                 hide=(), workdir=None, preload=("torch",)):
         self.source = read_solution(path)
         self.display = display or str(path)
         self.limits = limits
         self.backend = sandbox.choose(backend)
         self.description = sandbox.describe(self.backend)
         self.hide = tuple(hide)
+        self.preload = [m for m in preload if importlib.util.find_spec(m) is not None]
         self.wire_limits = wire.WireLimits(blob_bytes=limits.reply_bytes)
         self.work = Path(tempfile.mkdtemp(prefix="grader-run-", dir=workdir))
         self._write_work()
@@ -206,7 +208,7 @@ class Session:
         req_r, self.req_w = os.pipe()
         self.rep_r, rep_w = os.pipe()
         config = {"req": req_r, "rep": rep_w, "solution": f"{INSIDE}/solution.py",
-                  "blob_bytes": self.limits.reply_bytes}
+                  "blob_bytes": self.limits.reply_bytes, "preload": self.preload}
         import json
         argv = [*sandbox.python_argv(), f"{INSIDE}/solution_server.py", json.dumps(config)]
         try:

@@ -11,26 +11,37 @@ needs_strong = pytest.mark.skipif(not STRONG, reason="no namespace sandbox runs 
                                                      + "; ".join(f"{b}: {sandbox.problem(b)}" for b in sandbox.STRONG))
 strong_backends = pytest.mark.parametrize("backend", STRONG or [pytest.param("none", marks=needs_strong)])
 SHARED = ("/tmp", "/var/tmp", "/dev/shm")
-OURS = ("grader-sandbox-uids", "pytest-of-")   # the grader's uid locks, pytest's own tmp_path
 
 
-LEFTOVER_MARKS = ("solution_server.py", "sandbox_init.py", "grader-hostile")
+LEFTOVER_MARKS = ("solution_server.py", "sandbox_init.py", "grader-hostile", "7777")
+
+
+def _learners(uid: int) -> bool:
+    return sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.UID_SLOTS or uid == sandbox.NOBODY
 
 
 def host_state(*marks: str) -> tuple:
-    """What a learner's run could leave on the host: entries of the shared folders, and the
-    live processes whose command line holds one of ``marks`` (the solution server's, the
-    hostile corpus's marker)."""
+    """What a learner's run could leave on the host: files in the shared folders that a
+    sandbox uid owns or whose name holds ``grader-hostile``, and live processes whose command
+    line holds one of ``marks`` (by default the solution server's and the hostile corpus's).
+    (Processes are not told by their uid: other graders on this machine use the same uids.)"""
     marks = marks or LEFTOVER_MARKS
     files = set()
     for d in SHARED:
         try:
-            files |= {f"{d}/{n}" for n in os.listdir(d) if not n.startswith(OURS)}
+            entries = os.listdir(d)
         except OSError:
-            pass
+            continue
+        for n in entries:
+            try:
+                owner = os.lstat(f"{d}/{n}").st_uid
+            except OSError:
+                continue
+            if "grader-hostile" in n or _learners(owner):
+                files.add(f"{d}/{n}")
     procs = set()
     for p in Path("/proc").iterdir():
-        if not p.name.isdigit():
+        if not p.name.isdigit() or int(p.name) == os.getpid():
             continue
         try:
             status = (p / "status").read_text()
@@ -41,6 +52,6 @@ def host_state(*marks: str) -> tuple:
             continue
         if state in "ZX":
             continue
-        if any(m.encode() in cmd for m in marks) and int(p.name) != os.getpid():
+        if any(m.encode() in cmd for m in marks):
             procs.add((p.name, uid, cmd[:120]))
     return files, procs

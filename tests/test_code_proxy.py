@@ -30,7 +30,7 @@ def session(tmp_path):
     def make(text, limits=LIMITS, backend=None):
         path = tmp_path / "mine.py"
         path.write_text(textwrap.dedent(text))
-        s = Session(path, display="mine.py", limits=limits, backend=backend)
+        s = Session(path, display="mine.py", limits=limits, backend=backend, preload=())
         made.append(s)
         return s.open()
 
@@ -215,7 +215,7 @@ def test_a_closed_session_leaves_no_process_or_folder(tmp_path, backend):
     path.write_text("import subprocess, os\nsubprocess.Popen(['sleep', '76.5'], start_new_session=True)\n"
                     "if os.fork() == 0:\n    os.setsid()\n    import time; time.sleep(100)\n" + GOOD)
     before = host_state("76.5")
-    s = Session(path, limits=LIMITS, backend=backend).open()
+    s = Session(path, limits=LIMITS, backend=backend, preload=()).open()
     assert s.call("good", (1,)) == 2
     work = s.work
     s.close()
@@ -237,4 +237,5 @@ def test_the_request_carries_the_grader_s_seed(session):
 def test_the_config_the_server_gets_names_only_its_pipes_and_the_file(session):
     s = session("import sys\nCONFIG = sys.argv[1]\n")
     config = json.loads(s.module().CONFIG)
-    assert set(config) == {"req", "rep", "solution", "blob_bytes"} and config["solution"] == "/grade/solution.py"
+    assert set(config) == {"req", "rep", "solution", "blob_bytes", "preload"}
+    assert config["solution"] == "/grade/solution.py"
