@@ -48,7 +48,8 @@ from grader.code import grade_code
 code = os.path.join(os.environ["BENCH_CODE_ROOT"], "exercises", "17-08", "code")
 p = Problem(id="17-08/code-mha", kind="code", points=10, prompt="mha", reference=None, subject="17-08",
             tests=code, solution=os.path.join(code, "solution.py"))
-print("ready", flush=True)
+import grader
+print("ready", os.path.dirname(grader.__file__), flush=True)
 for line in sys.stdin:
     t = time.perf_counter()
     r = grade_code(p, line.strip())
@@ -87,7 +88,9 @@ class Grader:
         env = {**env, "BENCH_CODE_ROOT": str(root), **({"BENCH_OLD": "1"} if old else {})}
         self.proc = subprocess.Popen([sys.executable, "-c", GRADE_LOOP], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, env=env, cwd=root)
-        assert self.proc.stdout.readline().strip() == "ready"
+        ready, where = self.proc.stdout.readline().split()
+        assert ready == "ready" and Path(where).parent == root, f"grader from {where}, not {root}"
+        self.where = where
 
     def grade(self, path: Path) -> tuple[float, float]:
         self.proc.stdin.write(f"{path}\n")
@@ -138,6 +141,8 @@ def main() -> None:
         first, score = new.grade(reference)
         print(f"new path, first solution of a process (starts the trusted runner): {first:.2f} s (score {score})")
         old = Grader(old_root, True, env) if old_root else None
+        if old:
+            print(f"old path: commit {OLD}'s grader, run from {old.where}")
         olds, news = [], []
         for i in range(args.repeat):
             if old:
@@ -166,6 +171,7 @@ def main() -> None:
             print(f"{label} path, grader grade on a batch of {args.batch}: {seconds:.1f} s, "
                   f"{rate:.1f} solutions/minute (total score {total:g})")
             summary[f"{label}_batch_per_minute"] = round(rate, 2)
+            summary[f"{label}_batch_score"] = total
         print(json.dumps(summary))
 
 
