@@ -168,8 +168,11 @@ def _child(job: dict, keep_out: list) -> None:
         for fd in keep_out:
             os.close(fd)
         os.chdir(job["cwd"])
+        cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
         os.environ.clear()
         os.environ.update(job["env"])
+        if cache:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
         sys.stdout = open(1, "w", closefd=False)
         sys.stderr = open(2, "w", closefd=False)
         import pytest

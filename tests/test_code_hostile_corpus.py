@@ -150,8 +150,8 @@ def test_the_attacks_fail_for_the_reasons_they_should(graded):
     import re
     for name, pattern in expect.items():
         assert re.search(pattern, says[name]), f"{name}: {says[name][:600]}"
-    assert "found tests: ;" in says["read_the_hidden_tests"] or "found tests: [" in says["read_the_hidden_tests"] \
-        or re.search(r"found tests: (;|$|\[)", says["read_the_hidden_tests"])
+    # what it found is torch's own test files, nothing of the exercise
+    assert not re.search(r"test_17_08|mha_checks|/grade/tests", says["read_the_hidden_tests"])
 
 
 @needs_strong

@@ -239,3 +239,11 @@ def test_the_config_the_server_gets_names_only_its_pipes_and_the_file(session):
     config = json.loads(s.module().CONFIG)
     assert set(config) == {"req", "rep", "solution", "blob_bytes", "preload"}
     assert config["solution"] == "/grade/solution.py"
+
+
+def test_an_argument_that_is_not_plain_data_is_the_test_s_error_not_sent(session):
+    s = session(GOOD)
+    with pytest.raises(TypeError, match=r"good\(\): an argument cannot be sent to the sandbox: a Generator is not "
+                                        r"plain data"):
+        s.call("good", (torch.Generator(),))
+    assert s.call("good", (1,)) == 2
