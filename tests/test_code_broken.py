@@ -2,8 +2,9 @@
 
 Each broken solution in tests/broken_solutions/ is the reference with one mistake. pytest runs
 exercises/17-08/code with ``--solution`` on it (in-process, through the grader plugin), and
-this checks which tests fail, which pass, and what every failure says. They run with
-``--unsandboxed`` (the broken solutions are ours); one test runs the default, sandboxed path.
+this checks which tests fail, which pass, and what every failure says. Each runs twice:
+sandboxed (the default: the functions run in the sandbox, the checks here compare what comes
+back) and ``--unsandboxed`` (imported here, for learners debugging their own file).
 """
 from pathlib import Path
 
@@ -23,6 +24,8 @@ for _need_weights in (False, True):
     _x = torch.empty(1, 2, 8, device="meta")
     mha.measure.measure_flops(mha.attention.MultiHeadAttention(8, 2, device="meta"), _x, _x, _x,
                               need_weights=_need_weights)
+
+from sandbox_helpers import needs_strong
 
 pytest_plugins = ["pytester"]
 
@@ -74,9 +77,9 @@ MISTAKES = {
 }
 
 
-def run_code_tests(pytester, solution: Path):
-    result = pytester.runpytest_inprocess(str(CODE), "--solution", str(solution), "-p", "no:cacheprovider",
-                                          "--unsandboxed")
+def run_code_tests(pytester, solution: Path, sandboxed: bool = False):
+    mode = [] if sandboxed else ["--unsandboxed"]
+    result = pytester.runpytest_inprocess(str(CODE), "--solution", str(solution), "-p", "no:cacheprovider", *mode)
     reports = [r for r in result.reprec.getreports("pytest_runtest_logreport")
                if r.when == "call" or (r.when == "setup" and r.failed)]
     return result, reports
@@ -90,10 +93,12 @@ def test_every_mistake_has_a_broken_solution():
     assert sorted(p.stem for p in BROKEN.glob("*.py")) == sorted(MISTAKES)
 
 
+@pytest.mark.parametrize("sandboxed", [pytest.param(True, marks=needs_strong), False],
+                         ids=["sandboxed", "unsandboxed"])
 @pytest.mark.parametrize("name", sorted(MISTAKES))
-def test_broken_solution_fails_with_its_teaching_message(pytester, name):
+def test_broken_solution_fails_with_its_teaching_message(pytester, name, sandboxed):
     must_fail, must_pass, says = MISTAKES[name]
-    result, reports = run_code_tests(pytester, BROKEN / f"{name}.py")
+    result, reports = run_code_tests(pytester, BROKEN / f"{name}.py", sandboxed)
     assert len(reports) == N_TESTS
     failed = {function(r) for r in reports if r.failed}
     passed_fns = {function(r) for r in reports if r.passed}
@@ -124,6 +129,7 @@ def test_flop_message_numbers(pytester):
             "one multiply-add is 2 FLOPs") in texts
 
 
+@needs_strong
 def test_sandboxed_by_default_with_the_same_teaching_message(pytester):
     # what a course assistant runs: the learner's file is graded in the sandbox, not imported here
     result = pytester.runpytest_inprocess(str(CODE), "--solution", str(BROKEN / "params_without_biases.py"),
@@ -135,13 +141,28 @@ def test_sandboxed_by_default_with_the_same_teaching_message(pytester):
     assert not any(m.startswith("solution_") for m in __import__("sys").modules)
 
 
-def test_reference_solution_passes_everything(pytester):
-    result, reports = run_code_tests(pytester, CODE / "solution.py")
+@pytest.mark.parametrize("sandboxed", [pytest.param(True, marks=needs_strong), False],
+                         ids=["sandboxed", "unsandboxed"])
+def test_reference_solution_passes_everything(pytester, sandboxed):
+    result, reports = run_code_tests(pytester, CODE / "solution.py", sandboxed)
     assert len(reports) == N_TESTS and all(r.passed for r in reports)
     assert result.ret == 0
 
 
-def test_template_fails_everything_saying_what_is_not_written(pytester):
-    _, reports = run_code_tests(pytester, CODE / "template.py")
+@pytest.mark.parametrize("sandboxed", [pytest.param(True, marks=needs_strong), False],
+                         ids=["sandboxed", "unsandboxed"])
+def test_template_fails_everything_saying_what_is_not_written(pytester, sandboxed):
+    _, reports = run_code_tests(pytester, CODE / "template.py", sandboxed)
     assert len(reports) == N_TESTS and not any(r.passed for r in reports)
     assert all("is not written yet (it raises NotImplementedError)" in r.longreprtext for r in reports)
+
+
+@needs_strong
+def test_an_exception_in_the_sandbox_names_the_learner_s_file_and_line(pytester):
+    # line 24 of k_transposed_twice.py: scores = Q @ K_t.transpose(-2, -1) / ...  (the mistake)
+    path = BROKEN / "k_transposed_twice.py"
+    assert "K_t.transpose(-2, -1)" in path.read_text().splitlines()[23]
+    _, reports = run_code_tests(pytester, path, sandboxed=True)
+    texts = [r.longreprtext for r in reports if r.failed and function(r) == "test_attention_weights"]
+    assert texts and all("attention_weights() raised RuntimeError: " in t and
+                         f"(at {path}:24: scores = Q @ K_t.transpose(-2, -1)" in t for t in texts)

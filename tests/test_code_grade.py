@@ -1,13 +1,17 @@
 """grader.code.grade_code: the 17-08 code tests run in the sandbox on a learner's file."""
+import os
 from pathlib import Path
 
 import pytest
 
 from grader import sandbox
 from grader.bank import Problem
-from grader.code import CodeResult, CodeTest, grade_code
+from grader.code import CodeResult, CodeTest, code_sandbox, grade_code
 from grader.errors import InputError
 
+from sandbox_helpers import STRONG, needs_strong
+
+pytestmark = needs_strong   # the weak sandbox is refused: without a namespace backend nothing is graded
 ROOT = Path(__file__).resolve().parents[1]
 CODE = ROOT / "exercises" / "17-08" / "code"
 BROKEN = ROOT / "tests" / "broken_solutions"
@@ -28,7 +32,7 @@ def test_reference_gets_every_point(reference_result):
     assert len(r.tests) == N_VISIBLE + N_HIDDEN
     assert all(isinstance(t, CodeTest) and t.passed and t.message == "" for t in r.tests)
     assert (r.score, r.max_score) == (10.0, 10.0)
-    assert r.sandbox == sandbox.backend() and r.message == ""
+    assert r.sandbox == sandbox.backend() and r.message == "" and not r.refused
 
 
 def test_hidden_tests_are_run_too(reference_result):
@@ -48,25 +52,70 @@ def test_broken_solution_gets_partial_credit_with_teaching_messages():
     assert r.message == ""
 
 
-def test_a_submission_cannot_read_the_reference_solution(tmp_path):
+def test_the_sandbox_holds_the_learner_s_file_and_nothing_of_the_exercise(tmp_path):
     probe = tmp_path / "probe.py"
-    probe.write_text("import os\nSEEN = sorted(os.listdir('/grade/tests')) if os.path.isdir('/grade/tests') else []\n"
-                     "assert 'solution.py' not in SEEN and 'template.py' not in SEEN, SEEN\n"
-                     "raise RuntimeError('seen: ' + ','.join(SEEN))\n")
+    probe.write_text("import os\n"
+                     f"LEAKS = [p for p in ({str(CODE)!r}, {str(ROOT)!r}, '/grade/tests') if os.path.exists(p)]\n"
+                     "raise RuntimeError('seen: ' + ','.join(sorted(os.listdir('/grade'))) + ' leaks: ' + str(LEAKS))\n")
     r = grade_code(PROBLEM, probe)
-    assert r.score == 0
-    if sandbox.backend() == "bubblewrap":
-        assert "seen: mha_checks.py,test_17_08_code.py,test_17_08_hidden.py" in r.tests[0].message
+    assert r.score == 0 and not r.refused
+    assert "probe.py:3: your solution could not be imported: RuntimeError: " \
+           "seen: solution.py,solution_server.py,wire.py leaks: []" in r.tests[0].message
+
+
+@pytest.mark.parametrize("backend", STRONG)
+def test_every_namespace_backend_gives_the_reference_every_point(backend):
+    r = grade_code(PROBLEM, CODE / "solution.py", backend=backend)
+    assert (r.score, r.max_score, len(r.tests)) == (10.0, 10.0, N_VISIBLE + N_HIDDEN)
+    assert r.sandbox == sandbox.describe(backend)
+
+
+def test_an_exception_names_the_learner_s_file_and_line():
+    r = grade_code(PROBLEM, BROKEN / "k_transposed_twice.py")
+    failed = [t for t in r.tests if not t.passed and "test_attention_weights[" in t.name]
+    assert failed and all("attention_weights() raised RuntimeError: " in t.message and
+                          "(at k_transposed_twice.py:24: scores = Q @ K_t.transpose(-2, -1)" in t.message
+                          for t in failed)
+
+
+def test_the_weak_sandbox_is_refused_unless_allowed(monkeypatch):
+    monkeypatch.setenv("GRADER_SANDBOX", "rlimits")
+    status = code_sandbox()
+    assert not status.usable and status.weak
+    assert status.refusal.startswith("cannot grade code answers: no safe sandbox here (")
+    assert "install bubblewrap (sudo apt-get install bubblewrap), or pass --allow-weak-sandbox" in status.refusal
+    assert "\n" not in status.refusal
+    r = grade_code(PROBLEM, CODE / "solution.py")
+    assert r.refused and r.score == 0 and r.message == status.refusal
+    allowed = grade_code(PROBLEM, CODE / "solution.py", allow_weak=True)
+    assert not allowed.refused and allowed.score == 10
+    assert "NOT prevented: reading the host's files" in allowed.sandbox
+    monkeypatch.setenv("GRADER_ALLOW_WEAK_SANDBOX", "1")
+    assert code_sandbox().usable
+
+
+def test_a_sandbox_forced_but_unavailable_is_refused(monkeypatch):
+    monkeypatch.setenv("GRADER_SANDBOX", "nonesuch")
+    status = code_sandbox(allow_weak=True)
+    assert not status.usable and "no such sandbox backend" in status.refusal
+    assert grade_code(PROBLEM, CODE / "solution.py").refused
 
 
 @pytest.mark.parametrize("content, says", [
     (None, "no such solution file"),
     (b"\xff\xfe not text", "not UTF-8 text"),
     (b"#" * (1024 * 1024 + 1), "larger than 1024 KiB"),
+    (b"x = 1\x00\n", "contains a NUL byte"),
+    ("dir", "the solution is a directory, not a regular file"),
+    ("fifo", "the solution is a FIFO, not a regular file"),
 ])
 def test_unreadable_solution_is_an_input_error(tmp_path, content, says):
     path = tmp_path / "solution.py"
-    if content is not None:
+    if content == "dir":
+        path.mkdir()
+    elif content == "fifo":
+        os.mkfifo(path)   # opened without blocking: nobody writes to it
+    elif content is not None:
         path.write_bytes(content)
     with pytest.raises(InputError) as e:
         grade_code(PROBLEM, path)

@@ -10,27 +10,28 @@ from pathlib import Path
 
 import pytest
 
-from grader import sandbox
 from grader.bank import Problem
 from grader.code import grade_code
 from grader.sandbox import GiB, Limits
 
-BWRAP = sandbox.backend() == "bubblewrap"
+from sandbox_helpers import needs_strong
+
+pytestmark = needs_strong   # without a namespace backend, code is refused (tests/test_code_grade.py)
 LIMITS = Limits(wall_s=15, cpu_s=10, memory_bytes=1 * GiB, processes=32)
 BIG = Path(f"/tmp/grader-big-{os.getpid()}")  # the 10 MB write's target, unique to this run
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
 
 HOSTILE = {
-    # name: (module text, what every test's message says, needs bubblewrap)
+    # name: (module text, what every test's message says)
     "infinite loop": ("def add(a, b):\n    while True:\n        pass\n\n\ndef mul(a, b):\n    while True:\n"
-                      "        pass\n", "time limit of 4 s exceeded", False),
-    "fork bomb": ("import os\nwhile True:\n    os.fork()\n", "process limit of 32 exceeded", True),
-    "memory hog": ("HOG = [bytearray(256 * 1024 ** 2) for _ in range(64)]\n", "memory limit of 1 GiB exceeded", False),
+                      "        pass\n", "time limit of 4 s exceeded"),
+    "fork bomb": ("import os\nwhile True:\n    os.fork()\n", "process limit of 32 exceeded"),
+    "memory hog": ("HOG = [bytearray(256 * 1024 ** 2) for _ in range(64)]\n", "memory limit of 1 GiB exceeded"),
     "10 MB write": (f"with open('{BIG}', 'wb') as f:\n    for _ in range(10):\n        f.write(b'x' * 1_000_000)\n",
-                    "file size limit of 1 MiB exceeded", False),
+                    "file size limit of 1 MiB exceeded"),
     "socket connect": ("import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=3)\n",
-                       "network access is not allowed in the sandbox", True),
-    "read /etc/passwd": ("PASSWD = open('/etc/passwd').read()\n", "that file is not available in the sandbox", True),
+                       "network access is not allowed in the sandbox"),
+    "read /etc/passwd": ("PASSWD = open('/etc/passwd').read()\n", "that file is not available in the sandbox"),
 }
 
 
@@ -57,9 +58,7 @@ def grade(problem, tmp_path, name, text, limits=LIMITS):
 
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_hostile_submission_fails_with_a_clear_message_and_the_next_one_is_graded(tiny, tmp_path, name):
-    text, says, needs_bwrap = HOSTILE[name]
-    if needs_bwrap and not BWRAP:
-        pytest.skip(f"needs bubblewrap: {sandbox.backend()}")
+    text, says = HOSTILE[name]
     limits = Limits(wall_s=4, cpu_s=30, memory_bytes=GiB) if name == "infinite loop" else LIMITS
     r = grade(tiny, tmp_path, name, text, limits)
     assert [t.name for t in r.tests] == ["test_tiny.py::test_add", "test_tiny.py::test_mul"]
@@ -73,9 +72,7 @@ def test_hostile_submission_fails_with_a_clear_message_and_the_next_one_is_grade
     good = grade(tiny, tmp_path, "good", GOOD)
     assert all(t.passed for t in good.tests) and good.score == 2
     if name == "10 MB write":
-        wrote_on_host = BIG.exists()
-        BIG.unlink(missing_ok=True)  # the fallback shares the host's /tmp
-        assert wrote_on_host != BWRAP  # with bubblewrap, the sandbox's /tmp is its own
+        assert not BIG.exists()  # the sandbox's /tmp is its own
 
 
 def test_a_hog_in_one_function_fails_only_that_function_s_tests(tmp_path):

@@ -113,13 +113,30 @@ def test_a_sandboxed_solution_is_never_imported_into_pytest(pytester, exercise):
     marker = pytester.path / "imported-here"
     mine.write_text(f"open({str(marker)!r}, 'w').write('x')\ndef f():\n    return 1\n")
     r = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider")
-    r.stdout.fnmatch_lines([f"grader: the tests of {mine} run in the sandbox: {sandbox.backend()}"])
-    if sandbox.backend() == "bubblewrap":  # the host folder is not in the sandbox: the write fails
-        r.assert_outcomes(failed=2)
-        r.stdout.fnmatch_lines(["*mine.py:1: your solution could not be imported: FileNotFoundError*"])
-    else:  # the fallback shares the host's files: the module was imported, but in the sandbox's process
-        r.assert_outcomes(passed=2)
+    r.stdout.fnmatch_lines([f"grader: the tests of {mine} call it in the sandbox: {sandbox.backend()}"])
+    # the host folder is not in the sandbox: the write fails, and the import with it
+    r.assert_outcomes(errors=2)
+    r.stdout.fnmatch_lines(["*mine.py:1: your solution could not be imported: FileNotFoundError*"])
+    assert not marker.exists()
     assert not any(m.startswith("solution_") for m in sys.modules), "the learner's module was imported here"
+
+
+def test_a_sandboxed_function_s_exception_is_its_message_with_the_learner_s_line(pytester, exercise):
+    mine = pytester.path / "mine.py"
+    mine.write_text("def f():\n    return 1 / 0\n")
+    r = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider")
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines([f"f() raised ZeroDivisionError: division by zero (at {mine}:2: return 1 / 0)"])
+    assert "solution_proxy.py" not in r.stdout.str()  # no traceback into the grader
+
+
+def test_a_sandboxed_object_that_is_not_plain_data_equals_nothing(pytester, exercise):
+    mine = pytester.path / "mine.py"
+    mine.write_text("class Anything:\n    def __eq__(self, other):\n        return True\n\n"
+                    "def f():\n    return Anything()\n")
+    r = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider")
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*assert <Anything: not plain data> == 1*"])
 
 
 def test_a_sandboxed_solution_that_loops_fails_its_tests_with_the_time_limit(pytester, exercise):
@@ -128,7 +145,7 @@ def test_a_sandboxed_solution_that_loops_fails_its_tests_with_the_time_limit(pyt
     r = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider",
                                      "--solution-timeout", "3")
     r.assert_outcomes(failed=1)
-    r.stdout.fnmatch_lines(["*not run: time limit of 3 s exceeded (wall clock)*"])
+    r.stdout.fnmatch_lines(["*time limit of 3 s exceeded (wall clock): f() did not return*"])
 
 
 @pytest.mark.parametrize("text, says", [
@@ -143,8 +160,22 @@ def test_a_solution_that_cannot_be_imported_is_a_message(pytester, exercise, tex
     r.assert_outcomes(errors=1)
     r.stdout.fnmatch_lines(says)
     sandboxed = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider")
-    sandboxed.assert_outcomes(failed=1)  # the same words, from the sandboxed run
+    sandboxed.assert_outcomes(errors=1)  # the same words, from the sandboxed process
     sandboxed.stdout.fnmatch_lines(says)
+
+
+def test_the_weak_sandbox_is_refused_unless_allowed(pytester, exercise, monkeypatch):
+    monkeypatch.setenv("GRADER_SANDBOX", "rlimits")
+    mine = pytester.path / "mine.py"
+    mine.write_text("def f():\n    return 1\n")
+    r = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider")
+    r.assert_outcomes(errors=1)
+    r.stdout.fnmatch_lines(["*cannot grade code answers: no safe sandbox here*install bubblewrap*"
+                            "--allow-weak-sandbox*"])
+    allowed = pytester.runpytest_inprocess(str(exercise), "--solution", str(mine), "-p", "no:cacheprovider",
+                                           "--allow-weak-sandbox")
+    allowed.assert_outcomes(passed=1)
+    allowed.stdout.fnmatch_lines(["*call it in the sandbox: rlimits*NOT prevented: reading the host's files*"])
 
 
 def test_grader_report_writes_json_lines_to_the_descriptor(pytester, exercise):

@@ -25,8 +25,11 @@ PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets n
               help="Worker processes that check answers (each with memory and CPU limits).")
 @click.option("--timeout", type=click.FloatRange(0.1, 60.0), default=2.0, show_default=True,
               help="Seconds one answer may take; past it the answer gets 0 as too complex to grade.")
+@click.option("--allow-weak-sandbox", is_flag=True, default=False,
+              help="Grade code answers even where only the weak sandbox (rlimits, the host's files visible) "
+                   "can run; the report says what it does not prevent. Without it, such a machine refuses them.")
 def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str | None, jobs: int,
-          timeout: float) -> None:
+          timeout: float, allow_weak_sandbox: bool) -> None:
     """Grade the answer files ANSWERS (YAML or JSON files, or folders of them).
 
     \b
@@ -69,12 +72,21 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     if fmt == "gradescope" and len(loaded.submissions) != 1:
         raise click.UsageError(f"--format gradescope writes one submission's results.json; "
                                f"got {len(loaded.submissions)} submissions")
+    weak_before = os.environ.get("GRADER_ALLOW_WEAK_SANDBOX")
+    if allow_weak_sandbox:   # read by grader.code, in this process and in any worker it starts
+        os.environ["GRADER_ALLOW_WEAK_SANDBOX"] = "1"
+    _say_about_the_sandbox(bank, loaded)
     progress = _progress_bar() if sys.stderr.isatty() else None
     try:
         report = run_grade(bank, loaded, jobs=jobs, limits=AnswerLimits(timeout_s=timeout), progress=progress)
     finally:
         if progress:
             progress.close()
+        if allow_weak_sandbox:
+            if weak_before is None:
+                os.environ.pop("GRADER_ALLOW_WEAK_SANDBOX", None)
+            else:
+                os.environ["GRADER_ALLOW_WEAK_SANDBOX"] = weak_before
     text = render(report, fmt)
     if output:
         with open(output, "w", encoding="utf-8") as f:
@@ -86,6 +98,19 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     if fmt != "text":
         echo_errors(report.errors)
     ctx.exit(2 if report.unreadable else 0)
+
+
+def _say_about_the_sandbox(bank: Any, loaded: Any) -> None:
+    """One line on stderr when code answers will be refused (no safe sandbox) or run in the weak one."""
+    if not any(getattr(bank.get(a.problem_id), "kind", None) == "code" for s in loaded.submissions
+               for a in s.answers if isinstance(a.problem_id, str)):
+        return
+    from grader.code import code_sandbox
+    status = code_sandbox()
+    if not status.usable:
+        click.echo(f"error: {status.refusal}", err=True)
+    elif status.weak:
+        click.echo(f"warning: code answers run in the weak sandbox: {status.description}", err=True)
 
 
 class _progress_bar:

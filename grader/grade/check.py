@@ -242,14 +242,16 @@ def grade_code_task(problem: Problem, path: Path) -> AnswerGrade:
     except ImportError:
         return AnswerGrade(0.0, None, "cannot grade code exercises here (grader.code is not available); "
                                       "a person must look at it", None, "needs_person")
-    from grader.errors import InputError
+    from grader.errors import GraderError
     if not tests_of(problem).exists():
         return AnswerGrade(0.0, None, f"cannot grade: the tests of {problem.id} are missing; "
                                       "a person must look at it", None, "error")
     try:
         result = grade_code(problem, path)
-    except InputError as e:
+    except GraderError as e:    # a directory, a FIFO, too large, not UTF-8: this answer only
         return invalid(e.message)
+    if getattr(result, "refused", False):   # no safe sandbox here: not graded; a person (or a better machine) must
+        return AnswerGrade(0.0, None, result.message, None, "error")
     failed = [t for t in result.tests if not t.passed]
     frac = (result.score / result.max_score) if result.max_score else 0.0
     if failed:

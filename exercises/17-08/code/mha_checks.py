@@ -93,19 +93,34 @@ def make_mask(case: Case, g) -> torch.Tensor:
 
 
 def call(solution, fn_name: str, *args, **kwargs):
-    """Call the learner's function; an exception becomes a message naming their file and line."""
+    """Call the learner's function; an exception becomes a message naming their file and line.
+
+    With ``--solution`` the function runs in the sandbox (grader's proxy): what it raised comes
+    back as ``SolutionRaised`` (type name, message, the learner's line), a call with no result
+    (time limit, crash) as ``SolutionBroke``. With ``--unsandboxed`` it runs here."""
+    from grader.solution_proxy import SolutionBroke, SolutionRaised
+
     fn = getattr(solution, fn_name, None)
     if fn is None:
         pytest.fail(f"your solution has no function {fn_name}(): define it (see the template)", pytrace=False)
     try:
         with torch.no_grad():
             return fn(*args, **kwargs)
+    except SolutionBroke as e:
+        raised = ("", str(e), "", "")
+    except SolutionRaised as e:
+        raised = (e.type_name, e.message, e.where, e.note)
     except NotImplementedError:
+        raised = ("NotImplementedError", "", "", "")
+    except Exception as e:  # the learner's bug (--unsandboxed), reported as theirs
+        raised = (type(e).__name__, str(e), _learner_line(e, getattr(solution, "__file__", None)), "")
+    type_name, text, where, note = raised
+    if not type_name:  # no result at all: a time limit, the process died
+        pytest.fail(text, pytrace=False)
+    if type_name == "NotImplementedError":
         pytest.fail(f"{fn_name}() is not written yet (it raises NotImplementedError)", pytrace=False)
-    except Exception as e:  # the learner's bug, reported as theirs
-        where = _learner_line(e, getattr(solution, "__file__", None))
-        hint = _exception_hint(fn_name, e, args)
-        pytest.fail(f"{fn_name}() raised {type(e).__name__}: {e}{where}{hint}", pytrace=False)
+    hint = _exception_hint(fn_name, type_name, text, args)
+    pytest.fail(f"{fn_name}() raised {type_name}: {text}{where}{hint}{note}", pytrace=False)
 
 
 def _learner_line(e: BaseException, path) -> str:
@@ -118,10 +133,9 @@ def _learner_line(e: BaseException, path) -> str:
     return f" (at {path}:{f.lineno}: {(f.line or '').strip()})"
 
 
-def _exception_hint(fn_name, e, args) -> str:
-    text = str(e)
+def _exception_hint(fn_name, type_name, text, args) -> str:
     matmul = ("shapes cannot be multiplied", "size of tensor", "must match", "batch2", "Expected size")
-    if isinstance(e, RuntimeError) and any(m in text for m in matmul):
+    if type_name == "RuntimeError" and any(m in text for m in matmul):
         if fn_name in ("attention_weights", "scaled_dot_product_attention") and len(args) >= 2:
             q, k = shape_of(args[0]), shape_of(args[1])
             return (f"; with Q of shape {q} and K of shape {k}, Q·Kᵀ multiplies (…, n_q, d_k) by (…, d_k, n_k): "
@@ -141,6 +155,12 @@ def shape_of(t):
     return tuple(t.shape) if isinstance(t, torch.Tensor) else None
 
 
+def kind_of(found) -> str:
+    """What a value is, for a message: a learner object that is not plain data came back as a
+    stand-in that knows only its type's name."""
+    return getattr(found, "type_name", None) or type(found).__name__
+
+
 def compare(label: str, found, expected: torch.Tensor, case, mistakes=(), shape_hints=()):
     """Fail unless ``found`` is a tensor of ``expected``'s shape and values (within TOL).
 
@@ -149,8 +169,8 @@ def compare(label: str, found, expected: torch.Tensor, case, mistakes=(), shape_
     shape_hints: (shape, message) pairs for wrong shapes that point at a known mistake.
     """
     if not isinstance(found, torch.Tensor):
-        pytest.fail(f"{label} should be a torch.Tensor of shape {tuple(expected.shape)}, got "
-                    f"{type(found).__name__} [{case}]", pytrace=False)
+        pytest.fail(f"{label} returned a {kind_of(found)}, expected a torch.Tensor of shape "
+                    f"{tuple(expected.shape)} [{case}]", pytrace=False)
     if tuple(found.shape) != tuple(expected.shape):
         hint = next((msg for shape, msg in shape_hints if tuple(shape) == tuple(found.shape)), "")
         if not hint:
@@ -331,7 +351,7 @@ def check_parameter_count(solution, d: int, h: int, bias: bool = True):
     found = call(solution, "parameter_count", d, h, bias=bias)
     args = f"parameter_count({d}, {h}{'' if bias else ', bias=False'})"
     if isinstance(found, bool) or not isinstance(found, int):
-        pytest.fail(f"{args} should be an int, got {type(found).__name__} {found!r}", pytrace=False)
+        pytest.fail(f"{args} should be an int, got {kind_of(found)} {found!r}", pytrace=False)
     if found == expected:
         return
     known = {4 * d * d: "the four bias vectors (4·d) are missing" if bias else None,
@@ -358,7 +378,7 @@ def check_flop_count(solution, n_q: int, d: int, h: int, n_k: int | None = None,
     args = f"flop_count({n_q}, {d}, {h}" + "".join(f", {k}={v}" for k, v in kw.items()) + ")"
     found = call(solution, "flop_count", n_q, d, h, **kw)
     if isinstance(found, bool) or not isinstance(found, int):
-        pytest.fail(f"{args} should be an int, got {type(found).__name__} {found!r}", pytrace=False)
+        pytest.fail(f"{args} should be an int, got {kind_of(found)} {found!r}", pytrace=False)
     if found == expected:
         return
     proj = 2 * batch * d * d * (2 * n_q + 2 * n_k)
