@@ -94,7 +94,7 @@ def test_no_attack_scores_a_point(graded, attack):
     assert r["score"] == 0 and r["correct"] is not True, f"{attack} scored {r['score']}: {r['feedback'][:500]}"
     assert r["status"] in ("wrong", "invalid"), r
     assert "Traceback" not in r["feedback"]
-    assert f"[sandbox: " in r["feedback"] or r["status"] == "invalid"
+    assert "[sandbox: " in r["feedback"] or r["status"] == "invalid"
 
 
 def test_the_control_learners_lose_nothing(graded):

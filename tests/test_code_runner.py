@@ -6,7 +6,6 @@ import signal
 import threading
 import time
 
-import pytest
 
 from grader.code_runner import runner
 from sandbox_helpers import host_state
