@@ -22,6 +22,7 @@ the next call starts a new one, at most ``MAX_STARTS`` in all) and
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import stat
@@ -209,11 +210,14 @@ class Session:
         self.rep_r, rep_w = os.pipe()
         config = {"req": req_r, "rep": rep_w, "solution": f"{INSIDE}/solution.py",
                   "blob_bytes": self.limits.reply_bytes, "preload": self.preload}
-        import json
         argv = [*sandbox.python_argv(), f"{INSIDE}/solution_server.py", json.dumps(config)]
         try:
             self.proc = sandbox.start(argv, limits=self.limits, binds=((str(self.work), INSIDE),), cwd="/tmp",
                                       pass_fds=(req_r, rep_w), backend=self.backend, hide=self.hide)
+        except BaseException:
+            os.close(self.req_w)
+            os.close(self.rep_r)
+            raise
         finally:
             os.close(req_r)
             os.close(rep_w)

@@ -94,7 +94,7 @@ def test_no_attack_scores_a_point(graded, attack):
     assert r["score"] == 0 and r["correct"] is not True, f"{attack} scored {r['score']}: {r['feedback'][:500]}"
     assert r["status"] in ("wrong", "invalid"), r
     assert "Traceback" not in r["feedback"]
-    assert f"[sandbox: " in r["feedback"] or r["status"] == "invalid"
+    assert "[sandbox: " in r["feedback"] or r["status"] == "invalid"
 
 
 def test_the_control_learners_lose_nothing(graded):
@@ -113,9 +113,17 @@ def test_an_unreadable_solution_is_that_answer_s_zero_with_a_message(graded, nam
     assert UNREADABLE[name] in r["feedback"], r["feedback"]
 
 
+def whose(pid: str) -> str:
+    """The hostile file a leftover sandboxed process was serving (read through its root)."""
+    try:
+        return Path(f"/proc/{pid}/root/grade/solution.py").read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return "?"
+
+
 def test_nothing_is_left_on_the_host(graded):
     assert graded["files"] == set(), "files left in the shared folders"
-    assert graded["procs"] == set(), "processes left running"
+    assert graded["procs"] == set(), [(p, whose(p)) for p, _, _ in graded["procs"]]
     assert not any("grader-hostile" in e for d in SHARED for e in os.listdir(d))
     tmp = graded["folder"].parent / f"tmp-{graded['backend']}"
     for _ in range(50):   # the trusted runner removes its folder as it ends, just after the grader
@@ -151,7 +159,8 @@ def test_the_attacks_fail_for_the_reasons_they_should(graded):
     for name, pattern in expect.items():
         assert re.search(pattern, says[name]), f"{name}: {says[name][:600]}"
     # what it found is torch's own test files, nothing of the exercise
-    assert not re.search(r"test_17_08|mha_checks|/grade/tests", says["read_the_hidden_tests"])
+    found = re.findall(r"found tests: ([^(]*)", says["read_the_hidden_tests"])
+    assert found and not any(re.search(r"test_17_08|mha_checks|/grade/tests", f) for f in found)
 
 
 @needs_strong

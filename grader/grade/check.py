@@ -228,7 +228,7 @@ def code_target(problem: Problem, raw: Any, base: Path) -> Path | AnswerGrade:
         return invalid(f"no such solution file: {raw}")
     if base not in path.parents:
         return invalid("the solution file must be inside the folder of the answers file")
-    if not path.is_file():
+    if not path.exists():       # a folder, a FIFO, a device: grade_code says what it is, for this answer
         return invalid(f"no such solution file: {raw}")
     return path
 
