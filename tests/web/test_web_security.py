@@ -21,7 +21,9 @@ def test_hostile_answers_and_names_are_text(live, new_page, tmp_path):
     for text in HOSTILE:
         page.goto(live.url + "/learn/exercise/17-08/params-formula")
         page.fill("#answer", text)
-        page.wait_for_timeout(400)                        # the live reading of it
+        page.wait_for_timeout(400)                        # the live reading of it ...
+        # ... answered before the submit, so that the two requests never overlap
+        page.wait_for_function("!document.querySelector('.htmx-request')", timeout=60_000)
         page.click("form.answer button[type=submit]")
         page.wait_for_selector("#result", timeout=60_000)     # a cold worker on a loaded machine
         _no_injected(page)
