@@ -192,7 +192,8 @@ def _run(work: Path, limits: sandbox.Limits, status: CodeSandbox, *, shown_as: s
     argv = ["-q", "-p", "grader.pytest_plugin", "-p", "no:cacheprovider", "-c", str(work / "pytest.ini"),
             "--rootdir", str(work), str(work / "tests"),
             "--solution", str(work / "submission" / "solution.py"), "--solution-name", shown_as,
-            "--solution-limits", json.dumps(asdict(limits)), "--grader-report", "{report}"]
+            "--solution-limits", json.dumps(asdict(limits)), "--solution-workdir", str(work),
+            "--grader-report", "{report}"]
     argv += [f"--solution-hide={h}" for h in hide]
     if status.weak:
         argv.append("--allow-weak-sandbox")

@@ -19,12 +19,15 @@ again for the next job; a job past its ``timeout`` is killed with its process gr
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 
@@ -44,8 +47,12 @@ class Runner:
 
     def __init__(self):
         self.pid_of_owner = os.getpid()
+        # torch's compiler caches go to a folder of ours: removed when this process ends or the
+        # runner is replaced, even if the runner was killed
+        self.cache = tempfile.mkdtemp(prefix="grader-runner-")
+        atexit.register(shutil.rmtree, self.cache, True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-        env.update({"OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"})
+        env.update({"OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "TORCHINDUCTOR_CACHE_DIR": self.cache})
         self.proc = subprocess.Popen([sys.executable, "-m", "grader.code_runner"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
                                      start_new_session=True)   # it ends when its stdin closes
@@ -125,6 +132,8 @@ def runner() -> Runner:
     global _runner
     with _runner_lock:
         if _runner is None or not _runner.alive():
+            if _runner is not None and os.getpid() == _runner.pid_of_owner:
+                shutil.rmtree(_runner.cache, ignore_errors=True)
             _runner = Runner()
         return _runner
 
@@ -186,12 +195,6 @@ def _child(job: dict, keep_out: list) -> None:
 
 
 def main() -> None:
-    import atexit
-    import shutil
-    import tempfile
-    cache = tempfile.mkdtemp(prefix="grader-runner-")   # torch's compiler caches: ours, gone with us
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
-    atexit.register(shutil.rmtree, cache, True)
     _warm()
     r, w = os.pipe()
     os.set_blocking(w, False)

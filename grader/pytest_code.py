@@ -46,10 +46,12 @@ def pytest_addoption(parser):
                          "(it does not keep the code from the host's files)")
     group.addoption("--grader-report", metavar="FD", default=None, type=int,
                     help="write one JSON line per test result to this file descriptor (used by grader.code)")
-    # used by grader.code: how messages name the file, the sandbox's limits (JSON), folders to hide
+    # used by grader.code: how messages name the file, the sandbox's limits (JSON), folders to hide,
+    # where the sandbox's own folders go (inside grader.code's, removed even if this run is killed)
     group.addoption("--solution-name", default=None, help=argparse.SUPPRESS)
     group.addoption("--solution-limits", default=None, help=argparse.SUPPRESS)
     group.addoption("--solution-hide", action="append", default=[], help=argparse.SUPPRESS)
+    group.addoption("--solution-workdir", default=None, help=argparse.SUPPRESS)
 
 
 def _sandboxed(config) -> bool:
@@ -82,7 +84,8 @@ def _open_session(config) -> None:
     hide = [*config.getoption("solution_hide"), *(a.split("::")[0] for a in config.args)]
     try:
         session = Session(path, display=config.getoption("solution_name") or str(path), limits=_limits(config),
-                          backend=status.backend, hide=[h for h in hide if os.path.exists(h)])
+                          backend=status.backend, hide=[h for h in hide if os.path.exists(h)],
+                          workdir=config.getoption("solution_workdir"))
     except (GraderError, SandboxUnavailable) as e:
         config.stash[_REFUSED] = str(e)
         return

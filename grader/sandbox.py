@@ -209,7 +209,7 @@ class _Launch:
             shutil.rmtree(self.root_dir, ignore_errors=True)
 
 
-def _prepare(name, argv, limits, readable, binds, env, cwd, keep_fds, hide) -> _Launch:
+def _prepare(name, argv, limits, readable, binds, env, cwd, keep_fds, hide, scratch=None) -> _Launch:
     base_env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
                 "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONNOUSERSITE": "1",
                 "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
@@ -226,7 +226,7 @@ def _prepare(name, argv, limits, readable, binds, env, cwd, keep_fds, hide) -> _
         return _Launch(full, base_env, None, preexec(limits), "bubblewrap", slot)
     import json
     import tempfile
-    root = tempfile.mkdtemp(prefix="grader-root-")
+    root = tempfile.mkdtemp(prefix="grader-root-", dir=scratch)
     spec = {"root": root, "mounts": mounts, "uid": slot.uid, "cwd": cwd, "argv": argv, "keep_fds": list(keep_fds)}
     full = ["unshare", "--mount", "--pid", "--fork", "--kill-child", "--net", "--ipc", "--uts", "--",
             layout.runtime().python, "-I", "-S", "-B", INIT, json.dumps(spec)]
@@ -313,11 +313,13 @@ def _finish(launch: _Launch, limits: Limits, pipes, name) -> SandboxResult:
 
 
 def start(argv, *, limits: Limits = Limits(), binds=(), env=None, cwd="/tmp", pass_fds=(),
-          backend: str | None = None, hide=()) -> Running:
+          backend: str | None = None, hide=(), scratch=None) -> Running:
     """Start ``argv`` sandboxed and return at once; ``pass_fds`` are kept open in it (at the
-    same numbers). The caller enforces time (:meth:`Running.kill`); rlimits hold as in :func:`run`."""
+    same numbers). The caller enforces time (:meth:`Running.kill`); rlimits hold as in :func:`run`.
+    ``scratch``: a folder of the caller's for what the run needs on the host (the unshare
+    backend's mount point), so that a caller who is killed leaves it where its own caller cleans."""
     name = choose(backend)
-    launch = _prepare(name, argv, limits, (), binds, env, cwd, pass_fds, hide)
+    launch = _prepare(name, argv, limits, (), binds, env, cwd, pass_fds, hide, scratch)
     try:
         proc = _popen(launch, pass_fds)
     except BaseException:

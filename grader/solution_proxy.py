@@ -161,7 +161,9 @@ class Session:
         self.hide = tuple(hide)
         self.preload = [m for m in preload if importlib.util.find_spec(m) is not None]
         self.wire_limits = wire.WireLimits(blob_bytes=limits.reply_bytes)
-        self.work = Path(tempfile.mkdtemp(prefix="grader-run-", dir=workdir))
+        self.base = Path(tempfile.mkdtemp(prefix="grader-run-", dir=workdir))
+        self.work = self.base / "grade"     # bound read-only at /grade
+        self.work.mkdir()
         self._write_work()
         self.deadline = time.monotonic() + limits.wall_s
         self.proc = None
@@ -187,6 +189,7 @@ class Session:
         for p in self.work.iterdir():
             p.chmod(0o644)
         self.work.chmod(0o755)
+        self.base.chmod(0o711)
 
     def module(self) -> SolutionModule:
         return SolutionModule(self)
@@ -213,7 +216,8 @@ class Session:
         argv = [*sandbox.python_argv(), f"{INSIDE}/solution_server.py", json.dumps(config)]
         try:
             self.proc = sandbox.start(argv, limits=self.limits, binds=((str(self.work), INSIDE),), cwd="/tmp",
-                                      pass_fds=(req_r, rep_w), backend=self.backend, hide=self.hide)
+                                      pass_fds=(req_r, rep_w), backend=self.backend, hide=self.hide,
+                                      scratch=str(self.base))
         except BaseException:
             os.close(self.req_w)
             os.close(self.rep_r)
@@ -242,7 +246,7 @@ class Session:
 
     def close(self) -> None:
         self._kill()
-        shutil.rmtree(self.work, ignore_errors=True)
+        shutil.rmtree(self.base, ignore_errors=True)
 
     def _ended(self) -> str:
         """How the process ended, with the last lines it wrote to stderr."""

@@ -20,11 +20,36 @@ def _learners(uid: int) -> bool:
     return sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.UID_SLOTS or uid == sandbox.NOBODY
 
 
-def host_state(*marks: str) -> tuple:
+def _parent_and_cmd(pid: int) -> tuple:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1]), Path(f"/proc/{pid}/cmdline").read_bytes()
+
+
+def _ours(pid: int, ours: bytes | None) -> bool:
+    """Whether a marked process belongs to this test's runs: an ancestor names ``ours`` (the
+    run's private TMPDIR, in bwrap's and unshare's command lines), or it is an orphan, with no
+    live grader above it. (Graders of other checkouts may run the same files at the same time.)"""
+    if ours is None:
+        return True
+    seen = 0
+    while pid > 1 and seen < 64:
+        try:
+            parent, cmd = _parent_and_cmd(pid)
+        except (OSError, IndexError, ValueError):
+            return False
+        if ours in cmd:
+            return True
+        if b"grader.code_runner" in cmd or b"-m\x00grader" in cmd or b"pytest" in cmd:
+            return False
+        pid, seen = parent, seen + 1
+    return True
+
+
+def host_state(*marks: str, ours: str | None = None) -> tuple:
     """What a learner's run could leave on the host: files in the shared folders that a
     sandbox uid owns or whose name holds ``grader-hostile``, and live processes whose command
-    line holds one of ``marks`` (by default the solution server's and the hostile corpus's).
-    (Processes are not told by their uid: other graders on this machine use the same uids.)"""
+    line holds one of ``marks`` (by default the solution server's and the hostile corpus's)
+    — with ``ours``, only those of this test's runs (see :func:`_ours`)."""
     marks = marks or LEFTOVER_MARKS
     files = set()
     for d in SHARED:
@@ -50,8 +75,8 @@ def host_state(*marks: str) -> tuple:
             cmd = (p / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if state in "ZX":
+        if state in "ZX" or not any(m.encode() in cmd for m in marks):
             continue
-        if any(m.encode() in cmd for m in marks):
+        if _ours(int(p.name), ours.encode() if ours else None):
             procs.add((p.name, uid, cmd[:120]))
     return files, procs

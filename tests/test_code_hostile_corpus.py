@@ -64,7 +64,8 @@ def graded(request, tmp_path_factory):
     backend = request.param
     folder = tmp_path_factory.mktemp(f"corpus-{backend}") / "class"
     make_batch(folder)
-    files_before, procs_before = host_state()
+    ours = str(folder.parent / f"tmp-{backend}")     # the batch's TMPDIR: in its sandboxes' command lines
+    files_before, procs_before = host_state(ours=ours)
     start = time.monotonic()
     run = grade(folder, backend)
     took = time.monotonic() - start
@@ -72,7 +73,7 @@ def graded(request, tmp_path_factory):
     report = json.loads(run.stdout) if run.stdout.strip() else None
     results = {s["learner"]: s for s in (report or {}).get("submissions", [])}
     return {"run": run, "results": results, "backend": backend, "took": took, "folder": folder,
-            "files": host_state()[0] - files_before, "procs": host_state()[1] - procs_before}
+            "files": host_state(ours=ours)[0] - files_before, "procs": host_state(ours=ours)[1] - procs_before}
 
 
 def code_result(submission) -> dict:
