@@ -50,7 +50,7 @@ class Runner:
         # torch's compiler caches go to a folder of ours: removed when this process ends or the
         # runner is replaced, even if the runner was killed
         self.cache = tempfile.mkdtemp(prefix="grader-runner-")
-        atexit.register(shutil.rmtree, self.cache, True)
+        atexit.register(self.shutdown)
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
         env.update({"OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "TORCHINDUCTOR_CACHE_DIR": self.cache})
         self.proc = subprocess.Popen([sys.executable, "-m", "grader.code_runner"], stdin=subprocess.PIPE,
@@ -113,6 +113,8 @@ class Runner:
         return RunnerResult(None, timed_out, f"killed by {signal.Signals(os.WTERMSIG(status)).name}")
 
     def close(self) -> None:
+        """End the runner: it ends when its stdin closes (after its warm-up, if it is still in it);
+        one that takes longer than 5 s is killed with its process group."""
         try:
             self.proc.stdin.close()
         except OSError:
@@ -120,7 +122,20 @@ class Runner:
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)   # its own session: the runner and its forks
+            except OSError:
+                self.proc.kill()
+            self.proc.wait()
+
+    def shutdown(self) -> None:
+        """At the grader's exit: end the runner first, then remove its cache folder (removed while
+        the runner still ran, the folder came back as the runner wrote to it)."""
+        if os.getpid() != self.pid_of_owner:
+            return
+        if self.proc.poll() is None:
+            self.close()
+        shutil.rmtree(self.cache, ignore_errors=True)
 
 
 _runner: Runner | None = None
@@ -133,7 +148,7 @@ def runner() -> Runner:
     with _runner_lock:
         if _runner is None or not _runner.alive():
             if _runner is not None and os.getpid() == _runner.pid_of_owner:
-                shutil.rmtree(_runner.cache, ignore_errors=True)
+                _runner.shutdown()
             _runner = Runner()
         return _runner
 
@@ -195,6 +210,18 @@ def _child(job: dict, keep_out: list) -> None:
 
 
 def main() -> None:
+    """Serve jobs until stdin closes and the last job has ended; then remove the compiler cache
+    folder the grader gave us (its owner removes it too, but a pool worker that made this runner
+    ends with ``os._exit``, running no exit handler)."""
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR", "")
+    try:
+        _serve()
+    finally:
+        if os.path.basename(cache).startswith("grader-runner-"):
+            shutil.rmtree(cache, ignore_errors=True)
+
+
+def _serve() -> None:
     _warm()
     r, w = os.pipe()
     os.set_blocking(w, False)
