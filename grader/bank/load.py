@@ -15,7 +15,7 @@ from grader.yamlio import YDict, YList
 from grader.answers.kinds import FIELD_KINDS, KINDS as ANSWER_KINDS
 from grader.answers.kinds.base import BankSite
 
-from .model import KINDS, Bank, BankMistake, Derive, Measure, Problem, Variant, frozen, plain
+from .model import Bank, BankMistake, Derive, Measure, Problem, Variant, frozen, plain
 
 FILE_KEYS = {"subject", "problems"}
 # the keys of every problem; each kind adds its own (its FIELDS, grader.answers.kinds)
@@ -152,8 +152,8 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
         err("'id' must look like SUBJECT/NAME, e.g. 17-08/example-1.d_k", "id")
         pid = str(pid)
     kind: Any = item.get("kind")
-    if kind not in KINDS:
-        err(f"'kind' must be one of {', '.join(KINDS)}", "kind")
+    if not isinstance(kind, str) or kind not in ANSWER_KINDS:         # the registry (grader.answers.kinds)
+        err(f"'kind' must be one of {', '.join(ANSWER_KINDS)}", "kind")
     prompt: Any = item.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         err("'prompt' must be the question's text", "prompt")

@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 from . import base
 
-MODULES = ("number", "quantity", "expression", "shape", "relation", "choice", "free_text", "code")
+MODULES = ("number", "quantity", "expression", "shape", "relation", "choice", "free_text", "interval", "code")
 
 
 @dataclass(frozen=True)
