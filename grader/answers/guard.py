@@ -5,8 +5,10 @@ A learner's answer is hostile until shown otherwise. **The rule** (every reader 
 :mod:`grader.answers` keeps to it, so that whatever the engine cannot represent, evaluate or
 bound is ``invalid answer: <what> [at column N]``, never an internal error):
 
-- plain data: text, a whole number, a finite float, or (a shape) a flat list of at most
-  :data:`MAX_ITEMS` integers; true/false only for a choice; no mapping;
+- plain data: text, a whole number, a finite float, or a list only where the kind reads one
+  (a shape: a flat list of at most :data:`MAX_ITEMS` integers; an interval: two numbers);
+  true/false only for a choice (and free text); no mapping. Each kind declares its
+  :class:`Screening` (:mod:`grader.answers.kinds`);
 - text of at most :data:`MAX_CHARS` characters (free text :data:`MAX_FREE_TEXT`), valid
   Unicode (no lone surrogate, no U+FFFD from bytes that were not UTF-8), no control or
   invisible formatting character;
