@@ -125,3 +125,15 @@ def test_the_exercise_is_true_of_real_softmax_rows():
     largest = torch.softmax(rows, dim=-1).max(dim=-1).values
     assert bool((largest >= 1 / 128 - 1e-15).all()) and bool((largest < 1).all())
     assert abs(float(largest[-1]) - 1 / 128) < 1e-15        # equal scores: the mean is reached
+
+
+def test_an_interval_problem_cannot_have_a_variant(tmp_path):
+    """A variant's reference is derived: an interval's endpoints are, which ends it includes is not."""
+    from grader.bank import load_bank
+    from grader.errors import ErrorList
+    f = tmp_path / "b.yaml"
+    f.write_text("subject: x\nproblems:\n  - {id: x/a, prompt: p, kind: interval, reference: '[1/128, 1)',\n"
+                 "     derive: {lo: 1/n, hi: '1', at: {n: 128}}, variant: {seed_from: learner, choose: {n: [64, 128]}}}\n")
+    with pytest.raises(ErrorList) as e:
+        load_bank(f)
+    assert f"{f}:4:" in str(e.value) and "an interval problem cannot have a 'variant'" in str(e.value)

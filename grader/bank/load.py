@@ -181,6 +181,9 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
     variant = _variant(item, err)
     if variant is not None and derive is None:
         err("a problem with a 'variant' needs a 'derive' formula for its reference", "variant")
+    if variant is not None and entry is not None and not entry.drawn:
+        article = "an" if str(kind)[:1] in "aeiou" else "a"
+        err(f"{article} {kind} problem cannot have a 'variant' (its reference is not drawn per learner)", "variant")
     mistakes = _mistakes(item, err)
     partial: tuple[tuple[float, Any], ...] = ()
     if "partial" in item:

@@ -23,7 +23,8 @@ top (SymPy and pint only inside its functions), everything the engine knows abou
   nothing to derive;
 - the mistakes derived from the spec (:mod:`grader.answers.derive`): ``variants(derive,
   formulas, table, at, measures)``; ``TABLE`` (whether it reads formulas in the spec's symbols);
-  ``MEASURES`` (what it always counts, e.g. ``"shape"``);
+  ``MEASURES`` (what it always counts, e.g. ``"shape"``); ``DRAWN`` (whether a problem of it may
+  have a ``variant``, its numbers drawn per learner);
 - how it is graded: ``GRADED`` (``"check"``: a checker in a worker; ``"person"``: recorded for a
   person; ``"tests"``: a code exercise's tests in the sandbox).
 
@@ -66,6 +67,7 @@ class Kind:
     describe: Callable[[Any], str]
     verify_plain: Callable[[Any], tuple[bool, str, str]] | None
     variants: Callable[..., Any] | None
+    drawn: bool = True                              # may have a 'variant' (numbers drawn per learner)
 
 
 def kind_of(module: Any) -> Kind:
@@ -76,7 +78,8 @@ def kind_of(module: Any) -> Kind:
                 frozenset(get("DERIVE_KEYS")), get("read_derive"), bool(get("MEASURE_POINTS")), bool(get("REFERENCE")),
                 bool(get("TABLE")), get("MEASURES"), getattr(module, "prepare", None), getattr(module, "check", None),
                 getattr(module, "read", None), getattr(module, "column", None), get("derived"), get("same"),
-                get("describe"), getattr(module, "verify_plain", None), getattr(module, "variants", None))
+                get("describe"), getattr(module, "verify_plain", None), getattr(module, "variants", None),
+                bool(get("DRAWN")))
 
 
 KINDS: dict[str, Kind] = {}

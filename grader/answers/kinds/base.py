@@ -21,6 +21,7 @@ MEASURE_POINTS = False
 REFERENCE = True
 TABLE = False
 MEASURES = None
+DRAWN = True            # a 'variant' may draw its numbers per learner
 FORMULA_ERROR = "'derive.formula' must be a spec formula name or an expression in the spec's symbols"
 
 

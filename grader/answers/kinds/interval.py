@@ -24,6 +24,7 @@ from .base import Shown
 NAME = "interval"
 HELP = "an interval of values, [0, 1] or (0, 1] or 0 to 1, compared by its endpoints and which ends it includes"
 DERIVE_KEYS = frozenset({"lo", "hi", "at"})
+DRAWN = False           # a drawn reference would be its endpoints only: which ends are reached is not derived
 
 _INFINITY = {"inf", "infinity", "∞", "oo"}
 _OPEN = {"(": True, "[": False, "]": True}          # "]0, 1[" is the open interval (0, 1)
