@@ -10,7 +10,7 @@ server. It is bounded: ``--seconds`` of load and at most ``--max-requests`` per 
 a ``--warmup``. Two phases:
 
 1. one-answer submissions (a number, a formula, a shape, ... in turn);
-2. whole-class submissions: every problem of the bundled bank but the code one (42 answers),
+2. whole-class submissions: every problem of the bundled bank but the code one (43 answers),
    with the answers a class gives (``bench_grade.class_answers``).
 
 "lost": submissions answered 2xx whose id is not in the database, graded, afterwards.

@@ -1,4 +1,4 @@
-"""How long the staff's gradebook page takes to render: 1,000 learners x the bank's 43
+"""How long the staff's gradebook page takes to render: 1,000 learners x the bank's 44
 problems (every cell answered), from the rows `grader.serve.gradebook.rows` returns to the
 HTML the browser gets (sorting included). Prints medians; asserts nothing (target < 1 s).
 

@@ -35,7 +35,8 @@ from grader.spec.limits import DEFAULT_TIMEOUT
 
 __all__ = ["AnswerLimits", "AnswerResult", "Executor", "LocalPoolExecutor", "ProcessExecutor", "Reading", "Report",
            "SerialExecutor", "SubmissionResult", "check_claim", "check_subject", "close", "grade_answer",
-           "grade_class", "grade_submission", "load_bank", "result_json", "submission_json", "validate_answer"]
+           "grade_class", "grade_submission", "load_bank", "result_json", "submission_json", "totals",
+           "validate_answer"]
 
 ANSWER_WORKERS = 2      # check processes per bank for grade_answer and grade_submission
 
@@ -169,6 +170,14 @@ def grade_class(bank: Bank, submissions: Any, *, executor: Executor | None = Non
     return grade_all(bank, subs, executor=executor or executor_of(bank),
                      limits=limits, errors=tuple(errors), unreadable=unreadable, progress=progress,
                      with_latex=with_latex)
+
+
+def totals(bank: Bank, results: Iterable[tuple[str, float, float]]) -> Any:
+    """A submission's totals from its answers graded one by one, ``(problem id, score, pending
+    points)`` each: :class:`grader.grade.run.Totals` (score, max_score, unanswered,
+    pending_points), the same sums :func:`grade_submission` makes."""
+    from grader.grade.run import totals as _totals
+    return _totals(bank, results)
 
 
 def check_claim(subject: Any, claim_id: str, *, measurer: Any = None, device: str = "auto", seed: int = 0,

@@ -18,6 +18,9 @@ Two layouts hold the same function:
 torch.nn.Linear stores weights as (out, in) and computes x @ weightᵀ; the text
 writes X·W with W (in, out). `W_Q`, `W_K`, `W_V`, `W_O` and `head_weights(i)`
 give the text's orientation whatever the layout.
+
+The conversions between layouts and to/from torch are mha.conversions; the checks of the
+inputs and the masks, mha.inputs (both mixins of MultiHeadAttention).
 """
 from __future__ import annotations
 
@@ -29,7 +32,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-LAYOUTS = ("fused", "per_head")
+from mha.conversions import LAYOUTS, Conversions
+from mha.inputs import Inputs, _additive  # noqa: F401  (_additive: its first home)
+
 
 # The stage of the forward pass being run, read by mha.measure to attribute
 # FLOPs: a name, or ("in_proj", (C, C, C)) for the packed Q/K/V projection.
@@ -51,7 +56,7 @@ def _positive_int(name, value):
     return value
 
 
-class MultiHeadAttention(nn.Module):
+class MultiHeadAttention(Conversions, Inputs, nn.Module):
     """Multi-head attention; forward() takes and returns what nn.MultiheadAttention does.
 
     >>> m = MultiHeadAttention(768, 12)
@@ -198,80 +203,6 @@ class MultiHeadAttention(nn.Module):
         return (f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}{extra}, "
                 f"bias={self.bias}, dropout={self.dropout}, layout={self.layout!r}, batch_first={self.batch_first}")
 
-    # ------------------------------------------------------------- conversions
-
-    def _like(self, layout, batch_first=None):
-        w = self.out_proj.weight
-        return MultiHeadAttention(
-            self.d_model, self.num_heads, kdim=self.kdim, vdim=self.vdim, bias=self.bias,
-            dropout=self.dropout, layout=layout,
-            batch_first=self.batch_first if batch_first is None else batch_first,
-            device=w.device, dtype=w.dtype, n_kv_heads=self.n_kv_heads)
-
-    def to_layout(self, layout):
-        """A new module in `layout` ("fused" or "per_head") computing the same function."""
-        if layout not in LAYOUTS:
-            raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-        new = self._like(layout)
-        with torch.no_grad():
-            Ws, bs = self._in_weights_text(), self._in_biases()  # text orientation (in, h·d_k)
-            if layout == "fused":
-                for w, src in zip(new._in_weights_out_in(), Ws):
-                    w.copy_(src.T)
-                if self.bias:
-                    new.in_proj_bias.copy_(torch.cat(bs))
-            else:
-                hs = self.d_k
-                for n, W, b, heads in zip("QKV", Ws, bs, (self.num_heads, self.n_kv_heads, self.n_kv_heads)):
-                    for i in range(heads):
-                        getattr(new, f"W_i_{n}")[i].copy_(W[:, i * hs:(i + 1) * hs])
-                        if self.bias:
-                            getattr(new, f"b_i_{n}")[i].copy_(b[i * hs:(i + 1) * hs])
-            new.out_proj.load_state_dict(self.out_proj.state_dict())
-        return new.train(self.training)
-
-    @classmethod
-    def from_torch(cls, m):
-        """The same function, with the same weights, as the torch.nn.MultiheadAttention `m`."""
-        if not isinstance(m, nn.MultiheadAttention):
-            raise ValueError(f"m must be a torch.nn.MultiheadAttention, got {type(m).__name__}")
-        if m.bias_k is not None or m.bias_v is not None:
-            raise ValueError("m has bias_k/bias_v (add_bias_kv=True), which mha.MultiHeadAttention does not support")
-        if m.add_zero_attn:
-            raise ValueError("m has add_zero_attn=True, which mha.MultiHeadAttention does not support")
-        w = m.out_proj.weight
-        new = cls(m.embed_dim, m.num_heads, kdim=m.kdim, vdim=m.vdim, bias=m.in_proj_bias is not None,
-                  dropout=m.dropout, batch_first=m.batch_first, device=w.device, dtype=w.dtype)
-        with torch.no_grad():
-            src = (m.in_proj_weight.chunk(3) if m._qkv_same_embed_dim
-                   else (m.q_proj_weight, m.k_proj_weight, m.v_proj_weight))
-            for dst, s in zip(new._in_weights_out_in(), src):
-                dst.copy_(s)
-            if new.bias:
-                new.in_proj_bias.copy_(m.in_proj_bias)
-            new.out_proj.load_state_dict(m.out_proj.state_dict())
-        return new.train(m.training)
-
-    def to_torch(self):
-        """A torch.nn.MultiheadAttention with the same function and the same weights (MHA only)."""
-        if self.n_kv_heads != self.num_heads:
-            raise ValueError(f"torch.nn.MultiheadAttention has no grouped-query attention; this module has "
-                             f"n_kv_heads={self.n_kv_heads} < num_heads={self.num_heads}")
-        w = self.out_proj.weight
-        m = nn.MultiheadAttention(self.d_model, self.num_heads, dropout=self.dropout, bias=self.bias,
-                                  kdim=self.kdim, vdim=self.vdim, batch_first=self.batch_first,
-                                  device=w.device, dtype=w.dtype)
-        fused = self if self.layout == "fused" else self.to_layout("fused")
-        with torch.no_grad():
-            dst = (m.in_proj_weight.chunk(3) if m._qkv_same_embed_dim
-                   else (m.q_proj_weight, m.k_proj_weight, m.v_proj_weight))
-            for d, s in zip(dst, fused._in_weights_out_in()):
-                d.copy_(s)
-            if self.bias:
-                m.in_proj_bias.copy_(fused.in_proj_bias)
-            m.out_proj.load_state_dict(fused.out_proj.state_dict())
-        return m.train(self.training)
-
     # ------------------------------------------------------------------ forward
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -410,94 +341,6 @@ class MultiHeadAttention(nn.Module):
                 k.view(B, S, g, hs).transpose(1, 2),  # (B, g, S, hs)
                 v.view(B, S, g, hs).transpose(1, 2))  # (B, g, S, hs)
 
-    def _check_cache(self, cache, B, S_new, key_padding_mask, attn_mask):
-        """The number of tokens already in `cache`, after checking that it fits this layer and call."""
-        from mha.kv_cache import KVCache
-        if not isinstance(cache, KVCache):
-            raise ValueError(f"kv_cache must be an mha.KVCache (m.new_kv_cache(batch, max_len)), "
-                             f"got {type(cache).__name__}")
-        if key_padding_mask is not None or attn_mask is not None:
-            raise ValueError("kv_cache takes no key_padding_mask or attn_mask (use is_causal)")
-        if (cache.batch, cache.n_kv_heads, cache.d_k) != (B, self.n_kv_heads, self.d_k):
-            raise ValueError(f"kv_cache holds batch {cache.batch}, {cache.n_kv_heads} heads of {cache.d_k}; "
-                             f"this call needs batch {B}, {self.n_kv_heads} heads of {self.d_k}")
-        if cache.length + S_new > cache.max_len:
-            raise ValueError(f"kv_cache is full: {cache.length} + {S_new} new tokens > max_len {cache.max_len}")
-        return cache.length
-
-    # ------------------------------------------------------------- validation
-
-    def _batch_first_inputs(self, query, key, value):
-        """Check shapes; return query, key, value as (B, T|S, dim) views and whether input was unbatched."""
-        for name, t in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(t, torch.Tensor):
-                raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        layout = "(batch, n, {})" if self.batch_first else "(n, batch, {})"
-        if query.dim() not in (2, 3):
-            raise ValueError(f"query must be {layout.format('d_model')} or unbatched (n_q, d_model), "
-                             f"got shape {tuple(query.shape)}")
-        unbatched = query.dim() == 2
-        dims = (("query", query, self.d_model, "d_model"), ("key", key, self.kdim, "kdim"),
-                ("value", value, self.vdim, "vdim"))
-        w = self.out_proj.weight
-        for name, t, dim, dname in dims:
-            expected = f"(n, {dname}={dim})" if unbatched else layout.format(f"{dname}={dim}")
-            like = "" if name == "query" else f" like query {tuple(query.shape)}"
-            if t.dim() != query.dim() or t.size(-1) != dim:
-                raise ValueError(f"{name} must have shape {expected}{like}, got {tuple(t.shape)}")
-            if t.dtype != w.dtype:
-                raise ValueError(f"{name} must have the module's dtype {w.dtype}, got {t.dtype} "
-                                 f"(convert one of them: {name}.to({w.dtype}) or m.to({t.dtype}))")
-            if t.device != w.device:
-                raise ValueError(f"{name} must be on the module's device {w.device}, got {t.device} "
-                                 f"(move one of them: {name}.to('{w.device}') or m.to('{t.device}'))")
-        if key.shape[:-1] != value.shape[:-1]:
-            raise ValueError(f"key and value must have the same leading dimensions (batch and n_k), "
-                             f"got key {tuple(key.shape)} and value {tuple(value.shape)}")
-        if unbatched:
-            return query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0), True
-        if not self.batch_first:
-            query, key, value = (t.transpose(0, 1) for t in (query, key, value))  # (B, n, dim)
-        if query.size(0) != key.size(0):
-            raise ValueError(f"query and key must have the same batch size, "
-                             f"got {query.size(0)} and {key.size(0)}")
-        return query, key, value, False
-
-    def _merged_mask(self, key_padding_mask, attn_mask, is_causal, B, T, S, unbatched, dtype, device, explicit,
-                     past=0):
-        """One additive mask broadcastable to (B, nh, T, S), or None; and the is_causal flag for SDPA.
-        past: tokens already in a KV cache; the T queries are then the last T positions of S."""
-        nh = self.num_heads
-        for name, m in (("attn_mask", attn_mask), ("key_padding_mask", key_padding_mask)):
-            if m is not None and not isinstance(m, torch.Tensor):
-                raise ValueError(f"{name} must be a bool or floating-point torch.Tensor or None, got {type(m).__name__}")
-        if not isinstance(is_causal, bool):
-            raise ValueError(f"is_causal must be True or False, got {is_causal!r}")
-        if is_causal and past and T == 1 and attn_mask is None and key_padding_mask is None:
-            return None, False  # one new token after the cached ones sees all of them: nothing to mask
-        if is_causal and not past and attn_mask is None and key_padding_mask is None and not explicit:
-            return None, True  # SDPA builds the causal mask itself (aligned at the top left)
-        if is_causal and attn_mask is None:
-            # query t (position past + t) sees keys 0..past + t
-            attn_mask = torch.ones(T, S, dtype=torch.bool, device=device).tril(past).logical_not()  # (T, S)
-        mask = None
-        if attn_mask is not None:
-            ok = [(T, S), (nh, T, S)] if unbatched else [(T, S), (B * nh, T, S)]
-            if tuple(attn_mask.shape) not in ok:
-                names = ["(n_q, n_k)", "(num_heads, n_q, n_k)" if unbatched else "(batch·num_heads, n_q, n_k)"]
-                raise ValueError(f"attn_mask must have shape {names[0]} = {ok[0]} or {names[1]} = {ok[1]}, "
-                                 f"got {tuple(attn_mask.shape)}")
-            mask = _additive(attn_mask, dtype, "attn_mask")
-            mask = mask.view(B, nh, T, S) if mask.dim() == 3 else mask  # (B, nh, T, S) or (T, S)
-        if key_padding_mask is not None:
-            want = (S,) if unbatched else (B, S)
-            if tuple(key_padding_mask.shape) != want:
-                raise ValueError(f"key_padding_mask must have shape {'(n_k,)' if unbatched else '(batch, n_k)'}"
-                                 f" = {want}, got {tuple(key_padding_mask.shape)}")
-            kpm = _additive(key_padding_mask, dtype, "key_padding_mask").view(-1, 1, 1, S)  # (B, 1, 1, S)
-            mask = kpm if mask is None else mask + kpm
-        return mask, False
-
 
 def _share(kv, nh):
     """K or V heads (B, g, S, hs) repeated for the nh query heads: query head i gets head i // (nh/g)."""
@@ -515,12 +358,3 @@ def _linear(x, weight, bias):
     which costs more than a second: mha measures LLM-sized layers on "meta"."""
     y = F.linear(x, weight)
     return y if bias is None else y.add_(bias)
-
-
-def _additive(mask, dtype, name):
-    """A boolean mask (True = not allowed) as 0/−inf; a float mask as is, in `dtype`."""
-    if mask.dtype == torch.bool:
-        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(mask, float("-inf"))
-    if not mask.is_floating_point():
-        raise ValueError(f"{name} must be a bool or floating-point tensor, got dtype {mask.dtype}")
-    return mask.to(dtype)

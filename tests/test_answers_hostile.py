@@ -15,6 +15,7 @@ SPECS = {
     "shape": AnswerSpec("shape", (128, 64)),
     "choice": AnswerSpec("choice", "A", choices={"A": "yes", "B": "no"}),
     "free_text": AnswerSpec("free_text", "anything"),
+    "interval": AnswerSpec("interval", "[0, 1]"),
 }
 
 

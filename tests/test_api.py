@@ -39,7 +39,8 @@ def _answer(p, rng):
                        "quantity": ["16 MiB", "3 parsecs", "16777216", "12 bytes"],
                        "expression": ["4d^2", "8nd^2 + 4n^2d", "d/h", "import os", "(d", "d**d**d"],
                        "relation": ["n > d", "n < 2d", "n >= 2*d", "n >"],
-                       "shape": ["(64, 128)", [128], "128 by 64", "((("]}.get(p.kind, ["?"]))
+                       "shape": ["(64, 128)", [128], "128 by 64", "((("],
+                       "interval": ["[0, 1]", "(0, 1)", [0, 1], "[1, 0]", "0 to"]}.get(p.kind, ["?"]))
 
 
 def generated_class(learners=16, seed=5):
@@ -296,3 +297,18 @@ def test_a_relations_mathml_is_well_formed_xml():
         r = validate_answer(BANK, "17-08/crossover", text)
         root = ET.fromstring(f"<math>{r.mathml.replace('&InvisibleTimes;', '&#x2062;')}</math>")
         assert [mo.text for mo in root.iter("mo")][0] == op, (text, r.mathml)
+
+
+def test_totals_are_the_sums_of_grade_submission_and_of_the_service(batch):
+    """The service assembles a submission answered one by one with the API's totals: the same
+    object as the batch's for the same answers."""
+    from grader.serve.engine import Engine
+    _, report = batch
+    engine = Engine()
+    for s in report.submissions:
+        t = api.totals(BANK, [(r.id, r.score, r.pending_points) for r in s.results])
+        assert (t.score, t.max_score, t.unanswered, t.pending_points) == (s.score, s.max_score, s.unanswered,
+                                                                          s.pending_points)
+        want = api.submission_json(s)
+        want["file"] = "answers"
+        assert engine.assemble(s.learner, want["results"]) == want

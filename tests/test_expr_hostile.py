@@ -183,3 +183,26 @@ def test_large_but_allowed_powers_compare_without_expanding_everything(table):
     c = parse("(d+h+n)^39·d + (d+h+n)^39·(h+n) + 1", table).expr
     r = equivalent(a, c, table)
     assert r.verdict == "different" and r.counterexample
+
+
+@pytest.mark.parametrize("text, column, message", [
+    ("0x200", 1, "0x200 is a hexadecimal number: numbers are read in decimal here; write 512"),
+    ("4*0x1F*d", 3, "0x1F is a hexadecimal number: numbers are read in decimal here; write 31"),
+    ("0xd", 1, "0xd is a hexadecimal number"),            # not 0·x·d = 0 with symbols x and d
+    ("0b101 + d", 1, "0b101 is a binary number: numbers are read in decimal here; write 5"),
+    ("d^0o17", 3, "0o17 is an octal number: numbers are read in decimal here; write 15"),
+])
+def test_numbers_in_another_base_are_refused_where_they_stand(text, column, message):
+    from grader.expr import ExprError, SymbolTable, parse
+    table = SymbolTable.build(symbols={"d": {"positive": True}, "x": {}})
+    with pytest.raises(ExprError) as e:
+        parse(text, table)
+    assert message in str(e.value) and e.value.location.column == column
+    assert parse("0x + 2x", table).read_as == "0·x + 2·x"      # 0 times x is still a product
+
+
+def test_a_hexadecimal_answer_is_invalid_with_its_decimal_value():
+    from grader.answers import AnswerSpec, check_answer
+    out = check_answer(AnswerSpec("number", 512), "0x200")
+    assert (out.status, out.credit) == ("invalid", 0.0)
+    assert "0x200 is a hexadecimal number: numbers are read in decimal here; write 512" in out.feedback

@@ -4,7 +4,8 @@ API (stable)::
 
     from grader.answers import AnswerSpec, Outcome, Mistake, check_answer
 
-    spec = AnswerSpec(kind="number" | "quantity" | "expression" | "shape" | "relation" | "choice" | "free_text",
+    spec = AnswerSpec(kind="number" | "quantity" | "expression" | "shape" | "relation" | "choice" | "free_text"
+                           | "interval",
                       reference=...,          # 1048576, "16 MiB", "4*d**2 + 4*d", [128, 64], "n > 2*d", "A"
                       tolerance=None,         # or {"rel": 1e-3}, {"abs": 0.5}, 1e-3 (rel), "0.1%", "0.5 abs"
                       sig_figs=None,          # fewest significant figures a rounded answer may state
@@ -44,7 +45,11 @@ Forms read (see each stage's docstring):
   4*d_model^2; n > 2d, 2d < n, d < n/2.
 - shapes (:mod:`.shapes`): (128, 64), 128×64, 128x64, [128,64], 128 by 64, YAML [128, 64].
 - choices (:mod:`.choices`): C, c, (C), C), or the option's text.
+- intervals (:mod:`.kinds.interval`): [0, 1], (0, 1], ]0, 1[, 0 to 1, 0 <= x < 1, [0, ∞), YAML [0, 1].
 - free text: recorded, ``needs_person``.
+
+Each kind is one module of :mod:`.kinds` (its bank fields, screening, parser, checker,
+verification of the reference and feedback); :data:`KINDS` is read from that registry.
 
 Mistakes, most specific first: the author's (``mistakes``, with their partial credit); then
 those derived from the spec (``derived``, made by :mod:`.derive` from the problem's formula when
@@ -59,6 +64,7 @@ Hostile input (:mod:`.guard`): sizes, depth, magnitude and characters are bounde
 from __future__ import annotations
 
 from .check import check_answer, prepare
-from .model import KINDS, STATUSES, AnswerSpec, Mistake, Outcome, Tolerance
+from .kinds import ANSWER_KINDS as KINDS
+from .model import STATUSES, AnswerSpec, Mistake, Outcome, Tolerance
 
 __all__ = ["AnswerSpec", "Outcome", "Mistake", "Tolerance", "check_answer", "prepare", "KINDS", "STATUSES"]

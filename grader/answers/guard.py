@@ -5,8 +5,10 @@ A learner's answer is hostile until shown otherwise. **The rule** (every reader 
 :mod:`grader.answers` keeps to it, so that whatever the engine cannot represent, evaluate or
 bound is ``invalid answer: <what> [at column N]``, never an internal error):
 
-- plain data: text, a whole number, a finite float, or (a shape) a flat list of at most
-  :data:`MAX_ITEMS` integers; true/false only for a choice; no mapping;
+- plain data: text, a whole number, a finite float, or a list only where the kind reads one
+  (a shape: a flat list of at most :data:`MAX_ITEMS` integers; an interval: two numbers);
+  true/false only for a choice (and free text); no mapping. Each kind declares its
+  :class:`Screening` (:mod:`grader.answers.kinds`);
 - text of at most :data:`MAX_CHARS` characters (free text :data:`MAX_FREE_TEXT`), valid
   Unicode (no lone surrogate, no U+FFFD from bytes that were not UTF-8), no control or
   invisible formatting character;
@@ -24,7 +26,9 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 MAX_CHARS = 2_000           # any answer but free text; no formula of a problem comes near it
 MAX_FREE_TEXT = 10_000
@@ -74,14 +78,37 @@ def float_size(approx) -> str | None:
     return None
 
 
-def screen(raw, kind: str) -> str | None:
-    """Why ``raw`` cannot be an answer of ``kind`` (None: it may go on to be read)."""
+@dataclass(frozen=True)
+class Screening:
+    """What a kind lets through the first stage (each kind declares its own,
+    ``SCREENING`` in :mod:`grader.answers.kinds`): true/false (a choice's yes/no, free text);
+    integers of any size (free text records them); the longest text; and ``items``, the rule
+    for a list (None: no list is an answer of this kind), ``items(raw) -> why | None``."""
+
+    bools: bool = False
+    any_int: bool = False
+    max_chars: int = MAX_CHARS
+    items: Callable[[list | tuple], str | None] | None = None
+
+
+TEXT = Screening()
+
+
+def screen(raw, kind) -> str | None:
+    """Why ``raw`` cannot be an answer of ``kind`` (a kind's name, or its :class:`Screening`;
+    None: it may go on to be read)."""
+    if isinstance(kind, Screening):
+        rule = kind
+    else:
+        from .kinds import KINDS
+        entry = KINDS.get(kind)
+        rule = entry.screening if entry is not None else TEXT
     if raw is None:
         return "empty answer"
     if isinstance(raw, bool):
-        return None if kind in ("choice", "free_text") else "true/false is not an answer here"
+        return None if rule.bools else "true/false is not an answer here"
     if isinstance(raw, int):
-        if kind == "free_text":
+        if rule.any_int:
             return None
         return None if _int_ok(raw) else f"number too large (more than {MAX_INT_DIGITS} digits)"
     if isinstance(raw, float):
@@ -89,22 +116,11 @@ def screen(raw, kind: str) -> str | None:
             return f"{raw} is not a finite number"
         return None
     if isinstance(raw, str):
-        return screen_text(raw, MAX_FREE_TEXT if kind == "free_text" else MAX_CHARS)
+        return screen_text(raw, rule.max_chars)
     if isinstance(raw, (list, tuple)):
-        if kind != "shape":
+        if rule.items is None:
             return "expected text or a number, not a list"
-        if len(raw) > MAX_ITEMS:
-            return f"a shape has at most {MAX_ITEMS} axes, not {len(raw):,}"
-        for item in raw:
-            if isinstance(item, bool) or not isinstance(item, (int, str)):
-                what = "a nested list" if isinstance(item, (list, tuple)) else type(item).__name__
-                return f"a shape is a flat list of integers, not one holding {what}"
-            why = screen(item, "number")
-            if why:
-                return why
-            if isinstance(item, str) and len(item) > 40:
-                return "a shape's axis is a short integer"
-        return None
+        return rule.items(raw)
     if isinstance(raw, dict):
         return "expected text or a number, not a mapping"
     return f"unsupported value of type {type(raw).__name__}"

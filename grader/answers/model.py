@@ -14,7 +14,6 @@ from typing import Any
 
 from grader.errors import SpecError
 
-KINDS = ("number", "quantity", "expression", "shape", "relation", "choice", "free_text")
 STATUSES = ("correct", "wrong", "invalid", "undecided", "needs_person")
 # What an answer counts: which common mistakes make sense for it (a factor 2 is multiply-adds
 # only for FLOPs, a factor 4 elements against bytes only for bytes, ...). None: not known.
@@ -122,7 +121,8 @@ class Mistake:
 class AnswerSpec:
     """What the grader knows about one problem.
 
-    - ``kind``: number, quantity, expression, shape, relation, choice, free_text.
+    - ``kind``: one of :data:`grader.answers.KINDS` (number, quantity, expression, shape, relation,
+      choice, free_text, interval; each a module of :mod:`grader.answers.kinds`).
     - ``reference``: the right answer, written as an answer of that kind (int, Fraction,
       decimal text, ``"4*d**2 + 4*d"``, ``(128, 64)``, ``"n > 2*d"``, a choice letter).
     - ``tolerance``: None, a number (relative), ``{"rel": x}``, ``{"abs": x}`` or text.
@@ -153,8 +153,9 @@ class AnswerSpec:
     derived: tuple = ()
 
     def __post_init__(self):
-        if self.kind not in KINDS:
-            raise SpecError(f"unknown answer kind {self.kind!r}; expected one of {', '.join(KINDS)}")
+        from .kinds import ANSWER_KINDS     # the registry of kinds (grader.answers.kinds)
+        if self.kind not in ANSWER_KINDS:
+            raise SpecError(f"unknown answer kind {self.kind!r}; expected one of {', '.join(ANSWER_KINDS)}")
         if self.measures is not None and self.measures not in MEASURES:
             raise SpecError(f"unknown measure {self.measures!r}; expected one of {', '.join(MEASURES)}")
         object.__setattr__(self, "reference", frozen_value(self.reference))

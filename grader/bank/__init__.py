@@ -7,7 +7,7 @@ A bank file names its subject and lists problems::
       - id: 17-08/example-2.params
         source: {document: 17-08, section: Worked Examples / Example 2}
         prompt: Parameters of multi-head attention for d_model = 512, h = 8, no biases?
-        kind: number            # number|quantity|expression|shape|relation|choice|free_text|code
+        kind: number            # one of grader.answers.kinds: number|quantity|expression|shape|...|code
         points: 2
         reference: 1048576
         derive: {formula: params_nobias, at: {d: 512, h: 8}}   # checked with grader.spec.evaluate

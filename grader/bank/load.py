@@ -12,25 +12,27 @@ from grader import yamlio
 from grader.errors import ErrorList, GraderError, InputError, Location, SpecError
 from grader.yamlio import YDict, YList
 
-from .model import KINDS, Bank, BankMistake, Derive, Measure, Problem, Variant, frozen, plain
+from grader.answers.kinds import FIELD_KINDS, KINDS as ANSWER_KINDS
+from grader.answers.kinds.base import BankSite
+
+from .model import Bank, BankMistake, Derive, Measure, Problem, Variant, frozen, plain
 
 FILE_KEYS = {"subject", "problems"}
-PROBLEM_KEYS = {
-    "id", "prompt", "kind", "points", "reference", "source", "tolerance", "sig_figs", "unit",
-    "choices", "feedback", "mistakes", "derive", "measure", "variant", "note", "partial",
-    "solution", "tests", "attempts",
+# the keys of every problem; each kind adds its own (its FIELDS, grader.answers.kinds)
+COMMON_KEYS = {
+    "id", "prompt", "kind", "points", "reference", "source", "tolerance", "sig_figs", "feedback", "mistakes",
+    "derive", "measure", "variant", "note", "partial", "attempts",
 }
+PROBLEM_KEYS = COMMON_KEYS | set(FIELD_KINDS)
 SOURCE_KEYS = {"document", "section"}
 FEEDBACK_KEYS = {"wrong"}
 DERIVE_KEYS = {"formula", "at"}
-RELATION_DERIVE_KEYS = {"lhs", "op", "rhs", "at"}
 MEASURE_KEYS = {"quantity", "at", "axis"}
 VARIANT_KEYS = {"seed_from", "choose"}
 MISTAKE_KEYS = {"answer", "formula", "at", "feedback"}
 PARTIAL_KEYS = {"answer", "credit"}
 HINTS = {("a mistake", "credit"): "partial credit is given under the problem's 'partial: [{answer, credit}]'"}
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-RELATIONS = (">", "<", ">=", "<=")
 SKIP_DIRS = {"code", "__pycache__"}
 
 
@@ -123,9 +125,10 @@ def _nested_keys(item: Any, kind: Any) -> list[SpecError]:
     """Unknown keys in the problem's own mappings: source, feedback, derive, measure, variant,
     each mistake and each partial-credit entry."""
     errs: list[SpecError] = []
+    entry = ANSWER_KINDS.get(kind) if isinstance(kind, str) else None
+    derive_keys = set(entry.derive_keys) if entry is not None else DERIVE_KEYS
     for key, known in (("source", SOURCE_KEYS), ("feedback", FEEDBACK_KEYS), ("measure", MEASURE_KEYS),
-                       ("variant", VARIANT_KEYS),
-                       ("derive", RELATION_DERIVE_KEYS if kind == "relation" else DERIVE_KEYS)):
+                       ("variant", VARIANT_KEYS), ("derive", derive_keys)):
         errs += unknown_keys(item.get(key), known, f"'{key}'")
     for key, known, what in (("mistakes", MISTAKE_KEYS, "a mistake"), ("partial", PARTIAL_KEYS, "a 'partial' entry")):
         entries = item.get(key)
@@ -149,8 +152,8 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
         err("'id' must look like SUBJECT/NAME, e.g. 17-08/example-1.d_k", "id")
         pid = str(pid)
     kind: Any = item.get("kind")
-    if kind not in KINDS:
-        err(f"'kind' must be one of {', '.join(KINDS)}", "kind")
+    if not isinstance(kind, str) or kind not in ANSWER_KINDS:         # the registry (grader.answers.kinds)
+        err(f"'kind' must be one of {', '.join(ANSWER_KINDS)}", "kind")
     prompt: Any = item.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         err("'prompt' must be the question's text", "prompt")
@@ -158,27 +161,29 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
     if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
         err("'points' must be a number >= 0", "points")
         points = 0
-    if "reference" not in item and kind != "code":
+    entry = ANSWER_KINDS.get(kind) if isinstance(kind, str) else None
+    if "reference" not in item and (entry is None or entry.reference):
         err("missing 'reference' (the verified right answer)")
     reference = plain(item.get("reference"))
-    choices: tuple[tuple[str, str], ...] = ()
-    if kind == "choice":
-        raw = item.get("choices")
-        if not isinstance(raw, dict) or not raw:
-            err("a choice problem needs 'choices: {A: text, B: text, ...}'", "choices")
-        else:
-            choices = tuple((str(k), str(v)) for k, v in raw.items())
-            if str(reference) not in dict(choices):
-                err(f"reference {reference!r} is not one of the choices {', '.join(dict(choices))}", "reference")
+    fields: dict[str, Any] = {}
+    if entry is not None:           # the kind's own fields, read and validated by the kind
+        site = BankSite(item, err, file.parent)
+        fields = {key: read(site) for key, read in entry.fields.items()}
+        for key in item:
+            if key in FIELD_KINDS and key not in entry.fields:
+                err(f"'{key}' is a field of {' and '.join(FIELD_KINDS[key])} problems, not of {kind} problems", key)
     feedback = item.get("feedback", {})
     if not isinstance(feedback, dict):
         err("'feedback' must map an outcome (correct, wrong, ...) to a text", "feedback")
         feedback = {}
-    derive = _derive(item, kind, err)
+    derive = _derive(item, entry, err, file)
     measure = _measure(item, err)
     variant = _variant(item, err)
     if variant is not None and derive is None:
         err("a problem with a 'variant' needs a 'derive' formula for its reference", "variant")
+    if variant is not None and entry is not None and not entry.drawn:
+        article = "an" if str(kind)[:1] in "aeiou" else "a"
+        err(f"{article} {kind} problem cannot have a 'variant' (its reference is not drawn per learner)", "variant")
     mistakes = _mistakes(item, err)
     partial: tuple[tuple[float, Any], ...] = ()
     if "partial" in item:
@@ -198,14 +203,11 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
         source = " ".join(str(source.get(k, "")) for k in ("document", "section")).strip()
     if errs:
         raise ErrorList(errs)
-    base = file.parent
     return Problem(
         id=pid, kind=kind, points=points, prompt=prompt.strip(), reference=reference, location=loc,
         subject=subject, source=str(source), tolerance=plain(item.get("tolerance")), sig_figs=sig_figs,
-        unit=item.get("unit"), choices=choices, feedback=frozen(plain(feedback)), mistakes=mistakes,
-        derive=derive, measure=measure, variant=variant, partial=partial, note=str(item.get("note", "")),
-        solution=str(base / item["solution"]) if item.get("solution") else None,
-        tests=str(base / item["tests"]) if item.get("tests") else None, attempts=attempts,
+        feedback=frozen(plain(feedback)), mistakes=mistakes, derive=derive, measure=measure, variant=variant,
+        partial=partial, note=str(item.get("note", "")), attempts=attempts, **fields,
     )
 
 
@@ -221,7 +223,8 @@ def _at(raw: Any, err: Err, key: str) -> Any:
     return frozen(plain(raw))
 
 
-def _derive(item: Any, kind: Any, err: Err) -> Derive | None:
+def _derive(item: Any, entry: Any, err: Err, file: Path) -> Derive | None:
+    """``derive``: its ``at``, and its formula as the problem's kind writes it (the kind's ``read_derive``)."""
     raw = item.get("derive")
     if raw is None:
         return None
@@ -229,19 +232,13 @@ def _derive(item: Any, kind: Any, err: Err) -> Derive | None:
         err("'derive' must be {formula, at} (or {lhs, op, rhs, at} for a relation)", "derive")
         return None
     at = _at(raw.get("at"), err, "derive")
-    if kind == "relation":
-        if raw.get("op") not in RELATIONS or not isinstance(raw.get("lhs"), str) or not isinstance(raw.get("rhs"), str):
-            err(f"a relation's 'derive' must be {{lhs, op, rhs}} with op one of {' '.join(RELATIONS)}", "derive")
-            return None
-        return Derive((raw["lhs"], raw["rhs"]), at, raw["op"])
-    formula = raw.get("formula")
-    if isinstance(formula, list) and kind == "shape" and all(isinstance(f, (str, int)) for f in formula):
-        return Derive(tuple(str(f) for f in formula), at)
-    if not isinstance(formula, str):
-        err("'derive.formula' must be a spec formula name or an expression in the spec's symbols"
-            + (" (a list, one per axis, for a shape)" if kind == "shape" else ""), "derive")
+    if entry is None:
         return None
-    return Derive(formula, at)
+    got = entry.read_derive(raw, BankSite(item, err, file.parent))
+    if got is None:
+        return None
+    formula, op = got
+    return Derive(formula, at, op)
 
 
 def _measure(item: Any, err: Err) -> Measure | None:
@@ -256,8 +253,11 @@ def _measure(item: Any, err: Err) -> Measure | None:
         err("'measure.axis' must be an axis index (0, 1, ...) of a measured shape", "measure")
     at = raw.get("at")
     if isinstance(at, list):
-        if item.get("kind") not in ("expression",) or not at:
-            err("'measure.at' may be a list of points only for an expression", "measure")
+        entry = ANSWER_KINDS.get(item.get("kind")) if isinstance(item.get("kind"), str) else None
+        if entry is None or not entry.measure_points or not at:
+            points_kinds = " or ".join(f"an {k}" if k[0] in "aeiou" else f"a {k}"
+                                       for k, v in ANSWER_KINDS.items() if v.measure_points)
+            err(f"'measure.at' may be a list of points only for {points_kinds}", "measure")
             return None
         points = tuple(_at(p, err, "measure") for p in at)
         return Measure(raw["quantity"], frozen(), points, axis)

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Callable, Iterator, Mapping, TypeVar
 
+from grader.answers.kinds import KINDS as ANSWER_KIND_REGISTRY
 from grader.errors import Location
 from grader.values import frozen_map, plain, to_fraction
 
-KINDS = ("number", "quantity", "expression", "shape", "relation", "choice", "free_text", "code")
+KINDS: tuple[str, ...] = tuple(ANSWER_KIND_REGISTRY)    # every answer kind (grader.answers.kinds), code included
 T = TypeVar("T")
 
 frozen = frozen_map     # the bank's name for it (grader.values.frozen_map)
@@ -97,8 +98,9 @@ class Problem:
 
     @property
     def needs_person(self) -> bool:
-        """Free text is recorded and reported, not scored."""
-        return self.kind == "free_text"
+        """Free text is recorded and reported, not scored (a kind graded by a person)."""
+        kind = ANSWER_KIND_REGISTRY.get(self.kind)
+        return kind is not None and kind.graded == "person"
 
 
 @dataclass(frozen=True)

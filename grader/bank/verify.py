@@ -12,15 +12,18 @@ expected and what was found; nothing raises for a wrong reference.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from grader.answers.kinds import KINDS
+from grader.answers.kinds.relation import same_relation
+from grader.answers.kinds.shape import as_shape
 from grader.errors import GraderError
 
 from .model import Bank, Problem, Verification, as_fraction
 
-_SHAPE = re.compile(r"^\s*[\(\[]?\s*(\d+(?:\s*[,x×]\s*\d+)*)\s*[\)\]]?\s*$")
+__all__ = ["verify_reference", "measured", "formula_text", "symbolic", "derived", "reference_expr", "same",
+           "same_relation", "as_shape", "describe"]
 
 
 def verify_reference(problem: Problem, bank: Bank) -> Verification:
@@ -40,20 +43,10 @@ def verify_reference(problem: Problem, bank: Bank) -> Verification:
 
 def _verify(problem: Problem, bank: Bank, expected: str) -> Verification:
     kind = problem.kind
-    if kind == "choice":
-        text = dict(problem.choices)[str(problem.reference)]
-        return Verification(True, expected, f"option {problem.reference}: {text}",
-                            "a choice: the reference is one of the options (nothing to derive)")
-    if kind == "free_text":
-        ok = isinstance(problem.reference, str) and bool(problem.reference.strip())
-        return Verification(ok, expected, "model answer recorded" if ok else "no model answer",
-                            "free text: graded by a person against the model answer")
-    if kind == "code":
-        from pathlib import Path
-        missing = [p for p in (problem.solution, problem.tests) if p and not Path(p).exists()]
-        ok = not missing and bool(problem.solution or problem.tests)
-        return Verification(ok, "solution and tests present", "missing: " + ", ".join(missing) if missing else "present",
-                            "code: graded by its tests (grader.code)")
+    plain_check = KINDS[kind].verify_plain
+    if plain_check is not None:         # a kind with nothing to derive (choice, free text, code)
+        ok, found_plain, message = plain_check(problem)
+        return Verification(ok, expected, found_plain, message)
     if problem.derive is None and problem.measure is None:
         return Verification(False, expected, "nothing", "no 'derive' or 'measure': the reference cannot be verified")
     found, fails = [], []
@@ -125,23 +118,34 @@ def symbolic(subject: Any, formula: str) -> Any:
     return parse(formula, subject.table).expr
 
 
+class SpecView:
+    """The spec as a kind's verification sees it: ``evaluate(formula, values)``,
+    ``symbolic(formula)``, ``parse(text, relations=False)`` and ``table``."""
+
+    def __init__(self, subject: Any) -> None:
+        self.subject = subject
+        self.table = subject.table
+
+    def evaluate(self, formula: str, values: Mapping[str, Any]) -> Any:
+        from grader.spec import evaluate
+        return evaluate(self.subject, formula, dict(values))
+
+    def symbolic(self, formula: str) -> Any:
+        return symbolic(self.subject, formula)
+
+    def parse(self, text: str, relations: bool = False) -> Any:
+        from grader.expr import parse
+        return parse(text, self.table, relations=relations).expr
+
+
 def derived(problem: Problem, subject: Any, at: Mapping[str, Any] | None = None) -> Any:
-    """What the spec gives for ``problem.derive`` (``at`` overrides its sizes, for variants)."""
-    from grader.spec import evaluate
+    """What the spec gives for ``problem.derive`` (``at`` overrides its sizes, for variants),
+    as the problem's kind derives it."""
     d = problem.derive
     assert d is not None
     values = dict(d.at)
     values.update(at or {})
-    if problem.kind == "relation":
-        import sympy
-        lhs, rhs = (symbolic(subject, f) for f in d.formula)
-        return {">": sympy.StrictGreaterThan, "<": sympy.StrictLessThan,
-                ">=": sympy.GreaterThan, "<=": sympy.LessThan}[str(d.op)](lhs, rhs)
-    if isinstance(d.formula, tuple):
-        return tuple(int(as_fraction(evaluate(subject, f, values))) for f in d.formula)
-    if not values:
-        return symbolic(subject, d.formula)
-    return evaluate(subject, d.formula, values)
+    return KINDS[problem.kind].derived(problem, SpecView(subject), values)
 
 
 def reference_expr(problem: Problem, reference: Any, subject: Any) -> Any:
@@ -150,63 +154,10 @@ def reference_expr(problem: Problem, reference: Any, subject: Any) -> Any:
 
 
 def same(problem: Problem, reference: Any, value: Any, subject: Any) -> bool:
-    """Whether the bank's ``reference`` is what the spec/mha gave (``value``)."""
-    kind = problem.kind
-    if kind == "shape":
-        return as_shape(reference) == tuple(int(v) for v in value)
-    if kind in ("number", "quantity"):
-        ref, got = as_fraction(reference), as_fraction(value)
-        tol = problem.tolerance if isinstance(problem.tolerance, (int, float)) and not isinstance(problem.tolerance, bool) else 0
-        return abs(ref - got) <= abs(got) * as_fraction(tol)
-    if kind == "expression":
-        from grader.expr import equivalent
-        return equivalent(reference_expr(problem, reference, subject), value, subject.table).verdict == "equal"
-    if kind == "relation":
-        return same_relation(reference_expr(problem, reference, subject), value)
-    raise ValueError(f"kind {kind!r} has nothing to derive")
-
-
-def same_relation(a: Any, b: Any) -> bool:
-    """``f > 0`` and ``g > 0`` describe the same region when f/g is positive under the symbols'
-    assumptions (f and g then have one sign everywhere); strictness must agree too."""
-    import sympy
-    fa, sa = _oriented(a)
-    fb, sb = _oriented(b)
-    if sa != sb or fa is None or fb is None:
-        return False
-    return bool(sympy.factor(sympy.cancel(fa / fb)).is_positive)
-
-
-def _oriented(rel: Any) -> tuple[Any, bool | None]:
-    import sympy
-    if isinstance(rel, sympy.StrictGreaterThan):
-        return rel.lhs - rel.rhs, True
-    if isinstance(rel, sympy.StrictLessThan):
-        return rel.rhs - rel.lhs, True
-    if isinstance(rel, sympy.GreaterThan):
-        return rel.lhs - rel.rhs, False
-    if isinstance(rel, sympy.LessThan):
-        return rel.rhs - rel.lhs, False
-    return None, None
-
-
-def as_shape(value: Any) -> tuple[int, ...]:
-    """A shape from a list/tuple of integers or text like "(128, 64)" / "128x64"."""
-    if isinstance(value, (list, tuple)):
-        return tuple(int(v) for v in value)
-    m = _SHAPE.match(str(value))
-    if not m:
-        raise ValueError(f"not a shape: {value!r}")
-    return tuple(int(x) for x in re.split(r"\s*[,x×]\s*", m.group(1)))
+    """Whether the bank's ``reference`` is what the spec/mha gave (``value``), as the problem's kind compares."""
+    return bool(KINDS[problem.kind].same(problem, reference, value, SpecView(subject)))
 
 
 def describe(value: Any, kind: str) -> str:
-    if kind == "shape" and isinstance(value, (list, tuple)):
-        return "(" + ", ".join(str(v) for v in value) + ")"
-    if kind in ("number", "quantity"):
-        try:
-            f = as_fraction(value)
-            return f"{f.numerator:,}" if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
-        except (ValueError, TypeError, ZeroDivisionError):
-            pass
-    return str(value)
+    entry = KINDS.get(kind)
+    return entry.describe(value) if entry is not None else str(value)

@@ -137,6 +137,22 @@ def _fast(text: str, limits: ParseLimits) -> list[Token] | None:
     return tokens
 
 
+# 0x200, 0b101, 0o17: another base's literal, refused where it stands (read as 0 times a name
+# "x200", it would be a confusing "unknown name", and 0xd with symbols x and d would silently be 0)
+_BASED = re.compile(r"(?<![0-9A-Za-z_.])0(?:([xX])([0-9A-Fa-f]+)|([bB])([01]+)|([oO])([0-7]+))(?![0-9A-Za-z_])")
+_BASES = {"x": (16, "a hexadecimal"), "b": (2, "a binary"), "o": (8, "an octal")}
+
+
+def _other_base(text: str) -> None:
+    m = _BASED.search(text)
+    if m is None:
+        return
+    prefix, digits = next((m.group(i), m.group(i + 1)) for i in (1, 3, 5) if m.group(i))
+    base, name = _BASES[prefix.lower()]
+    hint = f"; write {int(digits, base)}" if len(digits) <= 16 else ""
+    raise fail(text, m.start(), f"{m.group(0)} is {name} number: numbers are read in decimal here{hint}")
+
+
 def tokenize(text: str, functions=frozenset(), limits: ParseLimits = ParseLimits()) -> list[Token]:
     """The tokens of ``text`` (ending with an EOF token), or ExprError with the column.
 
@@ -148,6 +164,8 @@ def tokenize(text: str, functions=frozenset(), limits: ParseLimits = ParseLimits
     if len(text) > limits.max_length:
         raise fail(text, limits.max_length, f"text too long: {len(text):,} characters "
                                             f"(at most {limits.max_length:,})")
+    if "0" in text:
+        _other_base(text)
     if text.isascii():
         fast = _fast(text, limits)
         if fast is not None:

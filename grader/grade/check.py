@@ -28,7 +28,7 @@ from .results import AnswerGrade, invalid
 def screen(raw: Any, kind: str) -> str | None:
     """Why ``raw`` cannot be an answer at all (None: it goes on to the checker)."""
     from grader.answers.guard import screen as _screen
-    return _screen(raw, "free_text" if kind == "code" else kind)
+    return _screen(raw, kind)       # the kind's own rule (grader.answers.kinds)
 
 
 def _answer_value(value: Any) -> Any:
@@ -45,7 +45,9 @@ def _answer_value(value: Any) -> Any:
 def prepare(problem: Problem, bank: Any) -> Any:
     """The :class:`AnswerSpec` of ``problem``."""
     from grader.answers import AnswerSpec, Mistake
-    table = bank.subject.table if problem.kind in ("expression", "relation") else None
+    from grader.answers.kinds import KINDS
+    kind = KINDS[problem.kind]
+    table = bank.subject.table if kind.table else None
     mistakes = []
     for m in problem.mistakes:
         if m.formula is not None:
@@ -62,7 +64,7 @@ def prepare(problem: Problem, bank: Any) -> Any:
     for credit, answer in problem.partial:
         mistakes.append(Mistake(answer, "partly right", credit))
     measures, derived = None, ()
-    if problem.kind in ("number", "quantity", "expression", "shape", "relation"):
+    if kind.variants is not None:     # a kind with mistakes derived from the spec
         try:
             subject = bank.subject
         except Exception:       # no spec to derive from: the author's mistakes and plain messages only
@@ -99,8 +101,10 @@ def measures_of(problem: Problem, subject: Any) -> str | None:
     """What ``problem``'s answer counts: flops, bytes, params, count, dim (one axis, a width:
     d_k), shape; None when neither its ``measure`` quantity nor its ``derive`` formula says.
     Only the derived factor messages that fit it are offered (no "multiply-adds" on a d_k)."""
-    if problem.kind == "shape":
-        return "shape"
+    from grader.answers.kinds import KINDS
+    kind = KINDS.get(problem.kind)
+    if kind is not None and kind.measures is not None:     # what the kind always counts (a shape)
+        return kind.measures
     m = problem.measure
     if m is not None and m.quantity:
         if m.quantity.startswith("shape."):
@@ -125,28 +129,16 @@ def derived_mistakes(problem: Problem, subject: Any, measures: str | None = None
     derived: a failure here never stops grading (the author's mistakes and the plain messages
     still apply)."""
     from grader.answers import Mistake
-    from grader.answers import derive as dv
+    from grader.answers.kinds import KINDS
     d = problem.derive
-    if d is None or problem.kind not in ("number", "quantity", "expression", "shape", "relation"):
+    kind = KINDS.get(problem.kind)
+    if d is None or kind is None or kind.variants is None:
         return ()
     try:
         # the spec's named formulas, hashable: they key the derivation's caches (by value)
         formulas, table = tuple(subject.formulas.items()), subject.table
         at = {subject.canonical(str(k)): v for k, v in d.at.items()}
-        if problem.kind == "relation":
-            if not d.op or not isinstance(d.formula, tuple) or len(d.formula) != 2:
-                return ()
-            found = dv.relation_variants(str(d.formula[0]), d.op, str(d.formula[1]), formulas, table)
-        elif problem.kind == "shape":
-            if not isinstance(d.formula, tuple):
-                return ()
-            found = dv.shape_variants(tuple(str(f) for f in d.formula), formulas, table, at)
-        elif not isinstance(d.formula, str):
-            return ()
-        elif problem.kind == "expression":
-            found = dv.formula_variants(d.formula.strip(), formulas, table, measures)
-        else:
-            found = dv.number_variants(d.formula.strip(), formulas, table, at, measures)
+        found = kind.variants(d, formulas, table, at, measures)
         return tuple(Mistake(value, message) for value, message in found)
     except Exception:       # an author's formula the derivation cannot handle: no derived mistakes
         return ()

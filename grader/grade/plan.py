@@ -96,10 +96,11 @@ def decide(bank: Bank, problem_id: Any, raw: Any, *, learner: str, location: Any
     why = screen(raw, problem.kind)
     if why:
         return Decision(problem, None, invalid(why), True)
-    if problem.kind == "free_text":
+    graded = _graded(problem.kind)
+    if graded == "person":                              # free text: recorded for a person
         return Decision(problem, None, AnswerGrade(0.0, None, "recorded: a person must grade this answer", None,
                                                    "needs_person"), True)
-    if problem.kind == "code":                          # the path is relative to the answers file
+    if graded == "tests":                               # code: the path is relative to the answers file
         if base is None:
             base = Path(getattr(location, "file", None) or ".").parent
         target = code_target(problem, raw, base)
@@ -112,6 +113,13 @@ def decide(bank: Bank, problem_id: Any, raw: Any, *, learner: str, location: Any
                                                        None, "error"))
         return Decision(seen, variant, spec_of(bank, seen, variant))
     return Decision(problem, None, spec_of(bank, problem, None), True)
+
+
+def _graded(kind: str) -> str:
+    """How a kind is graded: by a checker, by a person, by its tests (the kind's registry entry)."""
+    from grader.answers.kinds import KINDS
+    entry = KINDS.get(kind)
+    return entry.graded if entry is not None else "check"
 
 
 def too_complex(failure: Failure, limits: AnswerLimits) -> AnswerGrade:

@@ -33,38 +33,31 @@ def failed(error: str, column: int | None = None) -> Reading:
 
 def read(spec: Any, raw: Any) -> Reading:
     """How ``raw`` is read as an answer to ``spec`` (see the module doc); never raises for an
-    answer (an internal failure is an error Reading)."""
+    answer (an internal failure is an error Reading). The reading is the kind's own
+    (``read`` of its module in :mod:`grader.answers.kinds`)."""
     from grader.answers.guard import screen
+    from grader.answers.kinds import KINDS
     from grader.answers.model import Unreadable
-    why = screen(raw, spec.kind)
+    kind = KINDS[spec.kind]
+    why = screen(raw, kind.screening)
     if why:
         return failed(why)
-    text = " ".join(raw.split()) if isinstance(raw, str) and spec.kind != "free_text" else raw
+    text = " ".join(raw.split()) if isinstance(raw, str) and kind.graded != "person" else raw
     try:
-        return _READERS[spec.kind](spec, text, raw)
+        shown = kind.read(spec, text) if kind.read is not None else None
     except Unreadable as e:
-        return failed(str(e), _column(spec, raw))
+        return failed(str(e), kind.column(spec, raw) if kind.column is not None else None)
     except (RecursionError, MemoryError, OverflowError):
         return failed("too complex to read")
     except Exception as e:  # noqa: BLE001 - the reader's bug: said, never raised at a preview
         return failed(f"cannot read this answer ({type(e).__name__})")
-
-
-def _column(spec: Any, raw: Any) -> int | None:
-    """Where the parser stops in the raw text (expressions, relations, arithmetic), if it does."""
-    if not isinstance(raw, str) or spec.kind not in ("expression", "relation", "number"):
-        return None
-    from grader.expr import ExprError, SymbolTable, parse
-    try:
-        if spec.kind == "number":         # arithmetic on numbers: no symbols
-            parse(raw, SymbolTable.build(symbols={}))
-        else:
-            parse(raw, spec.table, relations=spec.kind == "relation")
-    except ExprError as e:
-        return e.location.column if e.location is not None else None
-    except (RecursionError, MemoryError, OverflowError, ValueError):
-        return None
-    return None
+    if shown is None or shown.read_as is None:
+        return Reading(True)            # recorded as written (free text)
+    latex, mathml = _math(shown.math) if shown.math is not None else (None, None)
+    if shown.unit is not None and latex is not None:
+        latex += r"\ \text{" + shown.unit + "}"
+        mathml = None       # a number with a unit is not one SymPy object: LaTeX only
+    return Reading(True, shown.read_as, latex, mathml)
 
 
 _BARE_OPERATOR = {"<mo><</mo>": "<mo>&lt;</mo>", "<mo>></mo>": "<mo>&gt;</mo>"}
@@ -80,59 +73,3 @@ def _math(expr: Any) -> tuple[str | None, str | None]:
     for bare, escaped in _BARE_OPERATOR.items():
         text = text.replace(bare, escaped)
     return sympy.latex(expr), text
-
-
-def _rational(value: Any) -> Any:
-    import sympy
-    return sympy.Rational(value.numerator, value.denominator)
-
-
-def _number(spec: Any, text: Any, raw: Any) -> Reading:
-    from grader.answers.numbers import read_number
-    r = read_number(text)
-    return Reading(True, r.read_as, *_math(_rational(r.value)))
-
-
-def _quantity(spec: Any, text: Any, raw: Any) -> Reading:
-    from grader.answers.check import prepare
-    from grader.answers.units import plural, read_quantity
-    q = read_quantity(text, prepare(spec).unit)
-    latex, mathml = _math(_rational(q.number.value))
-    if q.unit is not None and latex is not None:
-        latex += r"\ \text{" + plural(q.unit, q.number.value) + "}"
-        mathml = None       # a number with a unit is not one SymPy object: LaTeX only
-    return Reading(True, q.read_as, latex, mathml)
-
-
-def _shape(spec: Any, text: Any, raw: Any) -> Reading:
-    import sympy
-    from grader.answers.shapes import format_shape, read_shape
-    shape = read_shape(text)
-    return Reading(True, format_shape(shape), *_math(sympy.Tuple(*shape)))
-
-
-def _choice(spec: Any, text: Any, raw: Any) -> Reading:
-    from grader.answers.choices import read_choice
-    from grader.answers.guard import shorten
-    key = read_choice(text, spec.choices)
-    return Reading(True, f"{key}: {shorten(dict(spec.choices)[key], 60)}")
-
-
-def _expression(spec: Any, text: Any, raw: Any) -> Reading:
-    from grader.answers.symbolic import read_formula
-    parsed = read_formula(text, spec.table)
-    return Reading(True, parsed.read_as, *_math(parsed.expr))
-
-
-def _relation(spec: Any, text: Any, raw: Any) -> Reading:
-    from grader.answers.symbolic import read_relation
-    rel, shown = read_relation(text, spec.table)
-    return Reading(True, shown, *_math(rel))
-
-
-def _free_text(spec: Any, text: Any, raw: Any) -> Reading:
-    return Reading(True)        # recorded as written, for a person
-
-
-_READERS = {"number": _number, "quantity": _quantity, "shape": _shape, "choice": _choice,
-            "expression": _expression, "relation": _relation, "free_text": _free_text}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from grader.bank.model import Bank
 
@@ -82,13 +82,33 @@ def score(bank: Bank, plans: list[tuple[Any, list[Planned]]], outcomes: dict[Any
                     got = settled_of[task] = settle(outcomes.get(task, Failure("error", "no result")), limits_of(task))
                 settled = got
             results.append(result(ans.problem_id, ans.raw, problem, variant, settled, ans.location))
-        answered = {r.id for r in results}
-        unanswered = tuple(p.id for p in bank.problems if p.id not in answered)
-        pending = sum(r.pending_points for r in results)
+        t = totals(bank, [(r.id, r.score, r.pending_points) for r in results], total)
         subs.append(SubmissionResult(sub.learner, sub.file, sub.location, tuple(results),
-                                     round(sum(r.score for r in results), 6), total, unanswered, pending))
+                                     t.score, t.max_score, t.unanswered, t.pending_points))
     return subs
 
 
-__all__ = ["AnswerGrade", "AnswerResult", "Report", "Result", "SubmissionResult", "echo", "grade", "grade_all",
-           "invalid", "score"]
+class Totals(NamedTuple):
+    """A submission's totals: its score (rounded to 6 places), the bank's points, the problems
+    it leaves unanswered (in bank order) and the points a person must still grade."""
+
+    score: float
+    max_score: float
+    unanswered: tuple[str, ...]
+    pending_points: float
+
+
+def totals(bank: Bank, results: Iterable[tuple[str, float, float]], max_score: float | None = None) -> Totals:
+    """The totals of a submission from its answers' ``(problem id, score, pending points)``
+    (``max_score``: the bank's points, when the caller has summed them already)."""
+    rows = list(results)
+    answered = {pid for pid, _, _ in rows}
+    if max_score is None:
+        max_score = sum(float(p.points) for p in bank.problems)
+    return Totals(round(sum(score for _, score, _ in rows), 6), max_score,
+                  tuple(p.id for p in bank.problems if p.id not in answered),
+                  sum(pending for _, _, pending in rows))
+
+
+__all__ = ["AnswerGrade", "AnswerResult", "Report", "Result", "SubmissionResult", "Totals", "echo", "grade",
+           "grade_all", "invalid", "score", "totals"]

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from grader.api import (AnswerLimits, LocalPoolExecutor, SerialExecutor, grade_class, grade_submission,
-                        submission_json, validate_answer)
+                        submission_json, totals, validate_answer)
 from grader.bank import load_bank
 from grader.grade.submissions import load_submissions
 
@@ -88,11 +88,9 @@ class Engine:
 
     def assemble(self, learner: str, results: list[dict]) -> dict:
         """A submission's object from answers graded one by one (as grade_submission sums them)."""
-        pending = sum(float(r.get("pending_points") or 0) for r in results)
-        answered = {r["id"] for r in results}
-        return {"learner": learner, "file": "answers", "score": _num(round(sum(float(r["score"]) for r in results), 6)),
-                "max_score": _num(self.total), "pending_points": _num(pending), "results": results,
-                "unanswered": [p.id for p in self.problems if p.id not in answered]}
+        t = totals(self.bank, [(r["id"], float(r["score"]), float(r.get("pending_points") or 0)) for r in results])
+        return {"learner": learner, "file": "answers", "score": _num(t.score), "max_score": _num(t.max_score),
+                "pending_points": _num(t.pending_points), "results": results, "unanswered": list(t.unanswered)}
 
     def too_complex(self, problem_id, raw, timeout_s: float) -> dict:
         """The object of an answer whose check was killed past its limits."""

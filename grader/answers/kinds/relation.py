@@ -1,0 +1,138 @@
+"""``relation``: an inequality in the spec's symbols (n > 2d, 2d < n), told apart by exact signs
+at sample points, then by SymPy; reversed and strict/non-strict have their own messages."""
+from __future__ import annotations
+
+from .. import feedback as fb
+from ..model import AnswerSpec, Outcome
+from ..prepared import prepare as prepared
+from .base import Shown, expr_column, sympy_or_text, table_of
+
+NAME = "relation"
+HELP = "an inequality in the spec's symbols (n > 2d), compared as the region where it holds"
+TABLE = True
+DERIVE_KEYS = frozenset({"lhs", "op", "rhs", "at"})
+RELATIONS = (">", "<", ">=", "<=")
+
+
+def read_derive(raw, site):
+    """``derive: {lhs, op, rhs, at}``: ((lhs, rhs), op)."""
+    if raw.get("op") not in RELATIONS or not isinstance(raw.get("lhs"), str) or not isinstance(raw.get("rhs"), str):
+        site.error(f"a relation's 'derive' must be {{lhs, op, rhs}} with op one of {' '.join(RELATIONS)}", "derive")
+        return None
+    return (raw["lhs"], raw["rhs"]), raw["op"]
+
+
+def _probes(rel, table) -> tuple:
+    from ..symbolic import spread_truths, truths
+    return truths(rel, table), spread_truths(rel, table)
+
+
+def _not_same(a: tuple, b: tuple, differ=None) -> bool:
+    """Whether the probes of two relations prove them not equivalent: by ``differ`` on each kind
+    of truths (default :func:`grader.answers.symbolic.differ_somewhere`)."""
+    from ..symbolic import differ_somewhere
+    differ = differ or differ_somewhere
+    return differ(a[0], b[0]) or differ(a[1], b[1])
+
+
+def prepare(spec: AnswerSpec):
+    """(reference, its probes, ((mistake, probes, Mistake), ...), ((variant, probes, message), ...)),
+    probes being (truths, spread truths) from :mod:`grader.answers.symbolic`: cheap proofs that two differ."""
+    from ..symbolic import check_relation, read_relation
+    table = table_of(spec)
+    ref = check_relation(read_relation(spec.reference, table)[0])
+    mistakes = []
+    for m in spec.mistakes:
+        rel = check_relation(sympy_or_text(m.value, lambda v: read_relation(v, table)[0]))
+        mistakes.append((rel, _probes(rel, table), m))
+    variants = []
+    for m in spec.derived:
+        rel = check_relation(sympy_or_text(m.value, lambda v: read_relation(v, table)[0]))
+        variants.append((rel, _probes(rel, table), m.message))
+    return ref, _probes(ref, table), tuple(mistakes), tuple(variants)
+
+
+def check(spec: AnswerSpec, raw) -> Outcome:
+    from ..symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, check_relation, compare_relations, disagreement, \
+        read_relation, truths_differ
+    ref, ref_probes, mistakes, variants = prepared(spec)
+    table = spec.table
+    rel, shown = read_relation(raw, table)
+    mine = check_relation(rel)
+    probes = _probes(mine, table)
+    # different at a sample point, and not simply reversed (compare_relations says "reversed")
+    proven = _not_same(probes, ref_probes, truths_differ)
+    v, how = (DIFFERENT, "sampling") if proven else compare_relations(mine, ref, table)
+    if v == UNDECIDED and _not_same(probes, ref_probes):
+        v, how = DIFFERENT, "sampling"      # a sample point where they differ is a proof
+    if v == SAME:
+        return fb.correct(shown)
+    for mv, mprobes, m in mistakes:
+        if not _not_same(probes, mprobes) and compare_relations(mine, mv, table)[0] == SAME:
+            return fb.from_mistake(shown, m)
+    if v == UNDECIDED:
+        return fb.undecided(shown)
+    if how == "reversed":
+        return fb.wrong(shown, "Your inequality points the other way: it holds exactly where the expected one fails.")
+    if how == "strictness":
+        return fb.wrong(shown, "Strict (>, <) and non-strict (≥, ≤) differ at the boundary, where both sides are "
+                               "equal: check which one the question asks for.")
+    for mv, mprobes, message in variants:
+        if not _not_same(probes, mprobes) and compare_relations(mine, mv, table)[0] == SAME:
+            return fb.wrong(shown, message)
+    where = disagreement(mine, ref, probes, ref_probes, table)
+    return fb.wrong(shown, fb.otherwise(spec.feedback, "not the expected relation" + (f": {where}" if where else "")))
+
+
+def read(spec: AnswerSpec, text) -> Shown:
+    from ..symbolic import read_relation
+    rel, shown = read_relation(text, spec.table)
+    return Shown(shown, rel)
+
+
+def column(spec: AnswerSpec, raw) -> int | None:
+    return expr_column(raw, spec.table, relations=True)
+
+
+def derived(problem, spec, values):
+    """The spec's ``lhs op rhs`` as a SymPy relation."""
+    import sympy
+    d = problem.derive
+    lhs, rhs = (spec.symbolic(f) for f in d.formula)
+    return {">": sympy.StrictGreaterThan, "<": sympy.StrictLessThan,
+            ">=": sympy.GreaterThan, "<=": sympy.LessThan}[str(d.op)](lhs, rhs)
+
+
+def same(problem, reference, value, spec) -> bool:
+    return same_relation(spec.parse(str(reference), relations=True), value)
+
+
+def same_relation(a, b) -> bool:
+    """``f > 0`` and ``g > 0`` describe the same region when f/g is positive under the symbols'
+    assumptions (f and g then have one sign everywhere); strictness must agree too."""
+    import sympy
+    fa, sa = _oriented(a)
+    fb_, sb = _oriented(b)
+    if sa != sb or fa is None or fb_ is None:
+        return False
+    return bool(sympy.factor(sympy.cancel(fa / fb_)).is_positive)
+
+
+def _oriented(rel):
+    import sympy
+    if isinstance(rel, sympy.StrictGreaterThan):
+        return rel.lhs - rel.rhs, True
+    if isinstance(rel, sympy.StrictLessThan):
+        return rel.rhs - rel.lhs, True
+    if isinstance(rel, sympy.GreaterThan):
+        return rel.lhs - rel.rhs, False
+    if isinstance(rel, sympy.LessThan):
+        return rel.rhs - rel.lhs, False
+    return None, None
+
+
+def variants(derive, formulas, table, at, measures):
+    from .. import derive as dv
+    if not derive.op or not isinstance(derive.formula, tuple) or len(derive.formula) != 2:
+        return ()
+    return dv.relation_variants(str(derive.formula[0]), derive.op, str(derive.formula[1]), formulas, table)

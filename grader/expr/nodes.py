@@ -1,0 +1,175 @@
+"""The parser's values: :class:`Parsed` (what :func:`grader.expr.parse` returns) and
+:class:`Node` (a piece of the parse tree: its polynomial or SymPy value, how it is shown, and
+the estimated bounds — decimal digits, degree, terms — checked before anything is computed),
+with the estimates and the leaves every parse shares."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from functools import lru_cache
+
+import sympy
+
+from . import poly as P
+from .pretty import render
+from .symbols import SymbolTable
+
+LOG2 = math.log10(2)
+
+
+class Parsed:
+    """What :func:`parse` understood: ``expr`` (SymPy, definitions expanded), ``read_as`` (the
+    parse tree rendered with explicit operators: ``4·d·(d + 1)``; defined names as written),
+    ``text`` (the input) and ``poly``: the expression as a sparse polynomial (:mod:`.poly`) when
+    it is one, else None. ``expr`` is built from ``poly`` on first use: a caller that can work on
+    the polynomial never pays for SymPy. Immutable (``poly`` is shared: never change it)."""
+
+    __slots__ = ("_expr", "read_as", "text", "poly")
+
+    def __init__(self, expr, read_as: str, text: str, poly: dict | None = None):
+        if expr is None and poly is None:
+            raise ValueError("Parsed needs an expression or a polynomial")
+        for name, value in (("_expr", expr), ("read_as", read_as), ("text", text), ("poly", poly)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Parsed is immutable")
+
+    @property
+    def expr(self):
+        if self._expr is None:
+            object.__setattr__(self, "_expr", P.to_sympy(self.poly))
+        return self._expr
+
+    def __eq__(self, other):
+        if not isinstance(other, Parsed):
+            return NotImplemented
+        return (self.text, self.read_as, self.expr) == (other.text, other.read_as, other.expr)
+
+    def __hash__(self):
+        return hash((self.text, self.read_as))
+
+    def __repr__(self):
+        return f"Parsed(expr={self.expr!r}, read_as={self.read_as!r}, text={self.text!r})"
+
+    def __reduce__(self):
+        return (Parsed, (self.expr, self.read_as, self.text, self.poly))
+
+
+# precedence of a rendered piece: what brackets it needs inside a larger one
+SUM, PRODUCT, UNARY, POWER, ATOM = 1, 2, 3, 4, 5
+
+
+SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+class Node:
+    """A parsed piece: ``poly`` (sparse polynomial) or ``sym`` (SymPy), its rendering ``shown``
+    with precedence ``prec``, and bounds: ``mag`` (decimal digits of its numbers, an upper
+    estimate), ``deg`` (total degree), ``terms`` (log10 of the number of terms once expanded),
+    ``vars`` (names of the symbols involved)."""
+
+    __slots__ = ("poly", "_sym", "shown", "prec", "mag", "deg", "terms", "vars")
+
+    def __init__(self, poly, sym, shown, prec, mag=0.0, deg=0.0, terms=0.0, vars=frozenset()):
+        self.poly, self._sym, self.shown, self.prec = poly, sym, shown, prec
+        self.mag, self.deg, self.terms, self.vars = mag, deg, terms, vars
+
+    @property
+    def expr(self):
+        if self._sym is None:
+            self._sym = P.to_sympy(self.poly)
+        return self._sym
+
+    def constant(self):
+        """Its value when it is a number (int/Fraction, or a SymPy number), else None."""
+        if self.poly is not None:
+            return P.constant_value(self.poly)
+        return self._sym if self._sym.is_number else None
+
+    def wrap(self, prec: int) -> str:
+        return self.shown if self.prec >= prec else f"({self.shown})"
+
+
+def _digits(n: int) -> float:
+    return abs(n).bit_length() * LOG2
+
+
+def _number_mag(x) -> float:
+    if isinstance(x, Fraction):
+        return max(_digits(x.numerator), _digits(x.denominator))
+    if isinstance(x, int):
+        return _digits(x)
+    return max(_digits(int(x.p)), _digits(int(x.q)))
+
+
+@lru_cache(maxsize=4096)
+def _comb_log10(deg: float, nvars: int) -> float:
+    """log10 of C(deg + nvars, nvars): the most monomials of total degree <= deg."""
+    if nvars == 0:
+        return 0.0
+    return (math.lgamma(deg + nvars + 1) - math.lgamma(deg + 1) - math.lgamma(nvars + 1)) / math.log(10)
+
+
+@lru_cache(maxsize=1024)
+def _bounds_of(expr) -> tuple:
+    """Bounds (mag, deg, terms) of an already-built expression (a definition)."""
+    if expr.is_Number:
+        return (_number_mag(expr) if expr.is_Rational else 1.0, 0.0, 0.0)
+    if expr.is_Symbol:
+        return (0.0, 1.0, 0.0)
+    parts = [_bounds_of(a) for a in expr.args]
+    if expr.is_Add:
+        return (max(p[0] for p in parts) + 1, max(p[1] for p in parts),
+                math.log10(sum(10 ** p[2] for p in parts)))
+    if expr.is_Pow and expr.exp.is_Number:
+        k = abs(float(expr.exp))
+        return (parts[0][0] * k, parts[0][1] * k, parts[0][2] * k)
+    return (sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts))
+
+
+def _as_number(c):
+    if isinstance(c, Fraction):
+        return sympy.Rational(c.numerator, c.denominator)
+    if isinstance(c, int):
+        return sympy.Integer(c)
+    return c
+
+
+# Leaves shared by every parse (a Node is never changed once built: each rule makes new ones).
+@lru_cache(maxsize=256)
+def _symbol_node(s) -> Node:
+    return Node(P.var(s), s, s.name, ATOM, 0.0, 1.0, 0.0, frozenset((s.name,)))
+
+
+@lru_cache(maxsize=4096)
+def _int_node(c: int) -> Node:
+    return Node(P.const(c), None, str(c), ATOM, _number_mag(c))
+
+
+def _split(word: str, table: SymbolTable):
+    """``word`` as a product of known names, longest first ("nd" -> [n, d]); None if impossible."""
+    known = table._by_name.keys() | table._defs.keys()
+    if word in known:
+        return [word]
+    return _split_cached(word, frozenset(known))
+
+
+@lru_cache(maxsize=4096)
+def _split_cached(word: str, known: frozenset):
+    lengths = sorted({len(k) for k in known}, reverse=True)
+
+    @lru_cache(maxsize=None)
+    def go(i: int):
+        if i == len(word):
+            return ()
+        for n in lengths:
+            piece = word[i:i + n]
+            if len(piece) == n and piece in known:
+                rest = go(i + n)
+                if rest is not None:
+                    return (piece,) + rest
+        return None
+
+    out = go(0)
+    return list(out) if out is not None else None

@@ -1,0 +1,84 @@
+"""The conversions of mha.MultiHeadAttention (a mixin of it): to the other layout, and from and
+to torch.nn.MultiheadAttention, each the same function with the same weights."""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+LAYOUTS = ("fused", "per_head")
+
+
+class Conversions:
+    """to_layout, from_torch, to_torch (see mha.attention for the layouts)."""
+
+    def _like(self, layout, batch_first=None):
+        w = self.out_proj.weight
+        return type(self)(
+            self.d_model, self.num_heads, kdim=self.kdim, vdim=self.vdim, bias=self.bias,
+            dropout=self.dropout, layout=layout,
+            batch_first=self.batch_first if batch_first is None else batch_first,
+            device=w.device, dtype=w.dtype, n_kv_heads=self.n_kv_heads)
+
+    def to_layout(self, layout):
+        """A new module in `layout` ("fused" or "per_head") computing the same function."""
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        new = self._like(layout)
+        with torch.no_grad():
+            Ws, bs = self._in_weights_text(), self._in_biases()  # text orientation (in, h·d_k)
+            if layout == "fused":
+                for w, src in zip(new._in_weights_out_in(), Ws):
+                    w.copy_(src.T)
+                if self.bias:
+                    new.in_proj_bias.copy_(torch.cat(bs))
+            else:
+                hs = self.d_k
+                for n, W, b, heads in zip("QKV", Ws, bs, (self.num_heads, self.n_kv_heads, self.n_kv_heads)):
+                    for i in range(heads):
+                        getattr(new, f"W_i_{n}")[i].copy_(W[:, i * hs:(i + 1) * hs])
+                        if self.bias:
+                            getattr(new, f"b_i_{n}")[i].copy_(b[i * hs:(i + 1) * hs])
+            new.out_proj.load_state_dict(self.out_proj.state_dict())
+        return new.train(self.training)
+
+    @classmethod
+    def from_torch(cls, m):
+        """The same function, with the same weights, as the torch.nn.MultiheadAttention `m`."""
+        if not isinstance(m, nn.MultiheadAttention):
+            raise ValueError(f"m must be a torch.nn.MultiheadAttention, got {type(m).__name__}")
+        if m.bias_k is not None or m.bias_v is not None:
+            raise ValueError("m has bias_k/bias_v (add_bias_kv=True), which mha.MultiHeadAttention does not support")
+        if m.add_zero_attn:
+            raise ValueError("m has add_zero_attn=True, which mha.MultiHeadAttention does not support")
+        w = m.out_proj.weight
+        new = cls(m.embed_dim, m.num_heads, kdim=m.kdim, vdim=m.vdim, bias=m.in_proj_bias is not None,
+                  dropout=m.dropout, batch_first=m.batch_first, device=w.device, dtype=w.dtype)
+        with torch.no_grad():
+            src = (m.in_proj_weight.chunk(3) if m._qkv_same_embed_dim
+                   else (m.q_proj_weight, m.k_proj_weight, m.v_proj_weight))
+            for dst, s in zip(new._in_weights_out_in(), src):
+                dst.copy_(s)
+            if new.bias:
+                new.in_proj_bias.copy_(m.in_proj_bias)
+            new.out_proj.load_state_dict(m.out_proj.state_dict())
+        return new.train(m.training)
+
+    def to_torch(self):
+        """A torch.nn.MultiheadAttention with the same function and the same weights (MHA only)."""
+        if self.n_kv_heads != self.num_heads:
+            raise ValueError(f"torch.nn.MultiheadAttention has no grouped-query attention; this module has "
+                             f"n_kv_heads={self.n_kv_heads} < num_heads={self.num_heads}")
+        w = self.out_proj.weight
+        m = nn.MultiheadAttention(self.d_model, self.num_heads, dropout=self.dropout, bias=self.bias,
+                                  kdim=self.kdim, vdim=self.vdim, batch_first=self.batch_first,
+                                  device=w.device, dtype=w.dtype)
+        fused = self if self.layout == "fused" else self.to_layout("fused")
+        with torch.no_grad():
+            dst = (m.in_proj_weight.chunk(3) if m._qkv_same_embed_dim
+                   else (m.q_proj_weight, m.k_proj_weight, m.v_proj_weight))
+            for d, s in zip(dst, fused._in_weights_out_in()):
+                d.copy_(s)
+            if self.bias:
+                m.in_proj_bias.copy_(fused.in_proj_bias)
+            m.out_proj.load_state_dict(fused.out_proj.state_dict())
+        return m.train(self.training)
