@@ -47,7 +47,7 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     """
     from grader.bank import load_bank
     from grader.errors import GraderError
-    from grader.grade.formats import render
+    from grader.grade.formats import plural, render
     from grader.grade.pool import AnswerLimits
     from grader.grade.run import grade as run_grade
     from grader.grade.submissions import load_submissions
@@ -87,12 +87,13 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
                 os.environ.pop("GRADER_ALLOW_WEAK_SANDBOX", None)
             else:
                 os.environ["GRADER_ALLOW_WEAK_SANDBOX"] = weak_before
-    text = render(report, fmt)
+    text = render(report, fmt, points={p.id: float(p.points) for p in bank.problems})
     if output:
         with open(output, "w", encoding="utf-8") as f:
             f.write(text)
         n = sum(len(s.results) for s in report.submissions)
-        click.echo(f"{len(report.submissions)} submissions, {n} answers graded; written to {output}", err=True)
+        click.echo(f"{plural(len(report.submissions), 'submission')}, {plural(n, 'answer')} graded; "
+                   f"written to {output}", err=True)
     else:
         click.echo(text, nl=False)
     if fmt != "text":
