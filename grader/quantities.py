@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 
 class TextError(ValueError):
@@ -75,7 +76,7 @@ UNITS: dict[str, tuple[str, str]] = {}
 DATA = "an amount of data"
 
 
-def _add(names, pint_name, what):
+def _add(names: tuple[str, ...], pint_name: str, what: str) -> None:
     for n in names:
         UNITS[n] = (pint_name, what)
 
@@ -104,7 +105,7 @@ DEFINITIONS = Path(__file__).with_name("units.txt")
 
 
 @lru_cache(maxsize=1)
-def registry():
+def registry() -> Any:
     """The process's pint registry, built once on first use from :data:`DEFINITIONS` (the units
     of :data:`UNITS` only: milliseconds, where pint's full default registry takes ~0.2 s)."""
     import pint
@@ -116,7 +117,7 @@ def factor(unit: str, to: str) -> Fraction | None:
     """Exact factor from pint unit ``unit`` to ``to``; None when they measure different things."""
     import pint
     try:
-        mag = registry().Quantity(1, unit).to(to).magnitude
+        mag: Any = registry().Quantity(1, unit).to(to).magnitude
     except pint.DimensionalityError:
         return None
     return Fraction(mag) if isinstance(mag, int) else Fraction(repr(float(mag)))
@@ -149,7 +150,7 @@ def strip_approx(text: str) -> tuple[bool, str]:
     return (True, text[m.end():].strip()) if m else (False, text)
 
 
-def split_number(text: str) -> tuple[re.Match, str] | None:
+def split_number(text: str) -> tuple[re.Match[str], str] | None:
     """The number at the start of ``text`` and what follows it (stripped); None: no number."""
     m = NUMBER.match(text)
     if not m or not (m.group("int") or m.group("frac")):

@@ -87,9 +87,12 @@ def _dumps(data, indent) -> str:
     return text
 
 
-def as_json(report) -> str:
+def as_json(report, summary=None) -> str:
     with gc_paused():               # a class is hundreds of thousands of small dicts, no cycles
         data = to_dict(report)
+    if summary is not None:         # --summary: the class summary (grader.grade.summary)
+        from .summary import summary_json
+        data["class"] = summary_json(summary)
     # indented for people; a big report compact (C encoder, several times faster): its size is
     # its results and the unanswered problems it lists
     size = sum(len(s["results"]) + len(s["unanswered"]) for s in data["submissions"])
@@ -254,12 +257,18 @@ def as_gradescope(report, points=None) -> str:
     return _dumps(out, 2) + "\n"
 
 
-def render(report, fmt: str, *, points=None) -> str:
+def render(report, fmt: str, *, points=None, summary=None) -> str:
     """The report in ``fmt``, as text that UTF-8 can always encode (every writer escapes what it
     writes; a last pass makes sure of it, so that the report is never lost to one string).
-    ``points``: problem id -> points (the bank's), for the unanswered problems' worth."""
+    ``points``: problem id -> points (the bank's), for the unanswered problems' worth;
+    ``summary``: a :class:`grader.grade.summary.ClassSummary` to add (text and json)."""
     if fmt in ("junit", "gradescope"):
         text = {"junit": as_junit, "gradescope": as_gradescope}[fmt](report, points)
+    elif fmt == "json":
+        text = as_json(report, summary)
     else:
-        text = {"text": as_text, "json": as_json}[fmt](report)
+        text = as_text(report)
+        if summary is not None:
+            from .summary import summary_text
+            text += "\n" + "\n".join(printable(line) for line in summary_text(summary).splitlines()) + "\n"
     return text if fmt in ("json", "gradescope") else safe_text(text)     # (JSON: made safe as it is dumped)
