@@ -27,6 +27,9 @@ SHELL = {"sh", "bash", "console", "shell"}
 SKIP = re.compile(r"^\s*<!--\s*docs-test:\s*skip\b\s*(?:\((?P<why>.*)\))?.*-->\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
 TIMEOUT_S = 300
+# commands this test never runs (they would install into, or rebuild, the environment the
+# suite runs in): a block holding one must be marked skip
+SETUP = re.compile(r"(^|[;&|]\s*)(make\b|scripts/venv\.sh|\S*pip3?\s+install|\S*python3?\s+-m\s+pip\s+install)")
 
 
 def documents() -> list[Path]:
@@ -95,6 +98,8 @@ def test_the_parser_finds_commands_and_skips():
     assert commands("console", body) == ["grader exercises   # the bank", "grader grade a.yaml \\\n    --format json"]
     assert commands("sh", "# set-up\nmake test\n\npytest -q") == ["make test", "pytest -q"]
     assert SKIP.match("<!-- docs-test: skip (starts a server) -->").group("why") == "starts a server"
+    assert SETUP.search("make check-spec") and SETUP.search("~/env/bin/pip install x.whl")
+    assert not SETUP.search("grader grade docs/examples/alice.yaml")
     found = list(cases())
     assert any("README.md" in p.id for p in found)
     assert all(p.values[1] for p in found if not p.marks), "a shell block without a command"
@@ -120,8 +125,12 @@ def test_documented_commands_work_as_written(name, cmds, tmp_path):
     work = scratch(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}", VIRTUAL_ENV=str(venv),
+               HOME=str(tmp_path))
     env.pop("PYTHONHOME", None)
     for cmd in cmds:
+        if SETUP.search(cmd.strip()):
+            pytest.fail(f"{name}: `{cmd}` sets up or installs; this test does not run it: mark the block "
+                        "<!-- docs-test: skip (reason) -->")
         r = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
         allowed = {0, 1} if re.match(r"\s*(\S*/)?pytest\b.*--solution", cmd) else {0}
         assert r.returncode in allowed, (f"{name}: `{cmd}` exited {r.returncode}\n"
