@@ -281,3 +281,24 @@ def test_exercises_for_a_learner_shows_the_numbers_grade_uses(tmp_path):
     assert res["correct"] is True and res["variant"] == f"variant d={d}, h={h}"
     text = CliRunner().invoke(cli, ["exercises", "--learner", "learner-7"]).output
     assert f"d_model = {d}, h = {h}" in text and "your variant" in text
+
+
+def test_exercises_shows_the_options_of_a_choice_and_the_units_asked_for():
+    # expected from the bank file itself, read as plain YAML (not by the bank loader)
+    import yaml
+    from pathlib import Path
+    quiz = yaml.safe_load((Path(__file__).resolve().parents[1] / "exercises/17-08/04-quiz.yaml").read_text())
+    q1 = next(p for p in quiz["problems"] if p["id"] == "17-08/quiz-1")
+    options = q1["choices"] if isinstance(q1["choices"], dict) else dict(q1["choices"])
+    r = CliRunner().invoke(cli, ["exercises"])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    for letter, option in options.items():
+        assert " ".join(f"{letter}) {option}".split()) in text
+    assert "answer: the letter of one option (A, B, C, D)" in text
+    assert "KiB, MiB, GiB" in text                     # 17-08/practice-4.bytes asks for bytes
+    r = CliRunner().invoke(cli, ["exercises", "--format", "json"])
+    rows = {row["id"]: row for row in json.loads(r.output)}
+    assert {c["letter"]: c["text"] for c in rows["17-08/quiz-1"]["choices"]} == options
+    assert rows["17-08/practice-4.bytes"]["unit"] == "byte"
+    assert rows["17-08/practice-1"]["choices"] is None
