@@ -100,7 +100,7 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
                 os.environ["GRADER_ALLOW_WEAK_SANDBOX"] = weak_before
     points = {p.id: float(p.points) for p in bank.problems}
     class_summary = summarize(report, points) if summary or plots else None
-    text = render(report, fmt, points=points, summary=class_summary if summary else None)
+    text = render(report, fmt, points=points, summary=class_summary if summary else None, text_errors=False)
     if plots and class_summary is not None:
         written = write_plots(class_summary, plots, formats=plot_formats)
         click.echo(f"{plural(len(written), 'plot')} written to {plots}", err=True)
@@ -112,8 +112,7 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
                    f"written to {output}", err=True)
     else:
         click.echo(text, nl=False)
-    if fmt != "text":
-        echo_errors(report.errors)
+    echo_errors(report.errors)          # input errors go to stderr, whatever the format
     ctx.exit(2 if report.unreadable else 0)
 
 

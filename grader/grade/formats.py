@@ -126,9 +126,11 @@ def _pending_note(r) -> str:
     return f"needs a person to grade it ({_num(r.pending_points)} points, counted 0 until then)"
 
 
-def as_text(report) -> str:
+def as_text(report, errors: bool = True) -> str:
+    """The report for people; ``errors``: with the input errors at the top (the command writes
+    them to stderr instead)."""
     lines = []
-    for e in report.errors:
+    for e in (report.errors if errors else ()):
         lines.append(f"error: {e}")
     for s in report.submissions:
         lines.append(f"{s.learner} ({s.file}): {_num(s.score)}/{_num(s.max_score)}"
@@ -257,7 +259,7 @@ def as_gradescope(report, points=None) -> str:
     return _dumps(out, 2) + "\n"
 
 
-def render(report, fmt: str, *, points=None, summary=None) -> str:
+def render(report, fmt: str, *, points=None, summary=None, text_errors: bool = True) -> str:
     """The report in ``fmt``, as text that UTF-8 can always encode (every writer escapes what it
     writes; a last pass makes sure of it, so that the report is never lost to one string).
     ``points``: problem id -> points (the bank's), for the unanswered problems' worth;
@@ -267,7 +269,7 @@ def render(report, fmt: str, *, points=None, summary=None) -> str:
     elif fmt == "json":
         text = as_json(report, summary)
     else:
-        text = as_text(report)
+        text = as_text(report, errors=text_errors)
         if summary is not None:
             from .summary import summary_text
             text += "\n" + "\n".join(printable(line) for line in summary_text(summary).splitlines()) + "\n"
