@@ -195,3 +195,14 @@ def check_subject(subject: Any, *, measurer: Any = None, only: str | None = None
     :class:`grader.spec.run.SubjectResult`, claims in the spec's order."""
     from grader.spec.run import run_subject
     return run_subject(subject, only=only, device=device, seed=seed, timeout=timeout, measurer=measurer)
+
+
+def verify_reference(problem: Any, bank: Bank) -> Any:
+    """Check one problem's reference answer against the spec (``derive``) and the real mha
+    (``measure``): a :class:`grader.bank.verify.Verification` (``ok``, ``expected``, ``found``,
+    ``message``). What the pytest plugin runs for each problem of a bank."""
+    from grader.bank import verify_reference as _verify
+    return _verify(problem, bank)
+
+
+__all__ += ["verify_reference"]

@@ -44,11 +44,18 @@ INSTALL = "install bubblewrap (sudo apt-get install bubblewrap)"
 
 @dataclass(frozen=True)
 class CodeTest:
-    """One test of a code exercise: its name (``file::test[case]``), passed or not, and why."""
+    """One test of a code exercise: its name (``file::test[case]``), passed or not, and why;
+    ``hidden``: a test of a hidden test file (:func:`is_hidden`), which learners do not get."""
 
     name: str
     passed: bool
     message: str = ""
+    hidden: bool = False
+
+
+def is_hidden(name: str) -> bool:
+    """A test of a hidden test file: the file's name says so (``test_17_08_hidden.py``)."""
+    return "hidden" in name.partition("::")[0].rsplit("/", 1)[-1]
 
 
 @dataclass(frozen=True)
@@ -237,10 +244,10 @@ def _score(run: sandbox.SandboxResult, points: float, description: str) -> CodeR
         got = outcomes.get(nodeid)
         if got is None:
             reason = ended or "the test process ended before this test ran"
-            tests.append(CodeTest(name, False, f"not run: {reason}"))
+            tests.append(CodeTest(name, False, f"not run: {reason}", is_hidden(name)))
             continue
         passed, message = got
-        tests.append(CodeTest(name, passed, message))
+        tests.append(CodeTest(name, passed, message, is_hidden(name)))
     n_passed = sum(t.passed for t in tests)
     score = points * n_passed / len(tests) if tests else 0.0
     return CodeResult(tuple(tests), score, points, description, ended)

@@ -1,8 +1,18 @@
 """pytest plugin, part 1: the exercise bank as test items (loaded through ``grader.pytest_plugin``).
 
-Collects ``*.yaml`` under a folder named ``exercises`` (the code exercises' own ``code/``
-folders excepted): one item per problem, which verifies the problem's reference answer with
-:func:`grader.bank.verify_reference`. A failure reads ``file:line: id: what is wrong`` with
+**Opt-in.** A project opts in with the ini option ``grader_banks``: the folders (relative to
+the ini file's folder, or the rootdir) whose ``*.yaml`` are exercise banks::
+
+    [tool.pytest.ini_options]      # pyproject.toml; or [pytest] in pytest.ini / tox.ini
+    grader_banks = ["exercises"]
+
+Without it the plugin collects nothing: another project's tests, its own ``exercises/``
+folder included, run as if grader were not installed. ``--grader-banks DIR`` opts in from
+the command line (``pytest --grader-banks exercises exercises/``).
+
+Under those folders (the code exercises' own ``code/`` folders and dot folders excepted):
+one item per problem, which verifies the problem's reference answer with
+:func:`grader.api.verify_reference` (the plugin calls only :mod:`grader.api`). A failure reads ``file:line: id: what is wrong`` with
 what was expected and what was found — not a traceback into the engine (the pattern of
 pytest's "Working with non-python tests"). A file that cannot be loaded is one failing item
 listing every error at file:line:column.
@@ -16,23 +26,44 @@ from pathlib import Path
 import pytest
 
 SKIP_DIRS = {"code", "__pycache__"}
+INI = "grader_banks"
+
+
+def pytest_addoption(parser):
+    parser.addini(INI, type="paths",
+                  help="grader: folders whose *.yaml files are exercise banks, collected as tests "
+                       "(none by default: the plugin collects nothing)")
+    parser.getgroup("grader", "grader: code exercises").addoption(
+        "--grader-banks", action="append", default=[], metavar="DIR",
+        help="collect the exercise bank(s) in DIR (as the ini option grader_banks does)")
+
+
+def bank_roots(config) -> list[Path]:
+    """The folders this project opted in (ini ``grader_banks`` and ``--grader-banks``)."""
+    roots = [Path(p) for p in config.getini(INI)]
+    roots += [Path(config.invocation_params.dir, p) for p in config.getoption("grader_banks") or []]
+    return [r.resolve() for r in roots]
 
 
 # ------------------------------------------------------------------ the bank
 
 
-def _is_bank_file(path: Path) -> bool:
+def _is_bank_file(path: Path, roots: list[Path]) -> bool:
     if path.suffix not in (".yaml", ".yml"):
         return False
-    parts = path.parts
-    if "exercises" not in parts[:-1]:
-        return False
-    below = parts[len(parts) - 1 - parts[::-1].index("exercises"):-1]
-    return not any(p in SKIP_DIRS or p.startswith(".") for p in below)
+    path = path.resolve()
+    for root in roots:
+        try:
+            below = path.parent.relative_to(root).parts
+        except ValueError:
+            continue
+        return not any(p in SKIP_DIRS or p.startswith(".") for p in below)
+    return False
 
 
 def pytest_collect_file(file_path, parent):
-    if _is_bank_file(Path(file_path)):
+    roots = bank_roots(parent.config)
+    if roots and _is_bank_file(Path(file_path), roots):
         return BankFile.from_parent(parent, path=file_path)
     return None
 
@@ -41,7 +72,7 @@ class BankFile(pytest.File):
     """One bank file: an item per problem, or one failing item listing why it cannot be read."""
 
     def collect(self):
-        from grader.bank import load_bank
+        from grader.api import load_bank
         from grader.errors import ErrorList, GraderError
 
         try:
@@ -70,7 +101,7 @@ class ProblemItem(pytest.Item):
         self.verification = None
 
     def runtest(self):
-        from grader.bank import verify_reference
+        from grader.api import verify_reference
         self.verification = v = verify_reference(self.problem, self.bank)
         if not v.ok:
             raise ReferenceMismatch(v)

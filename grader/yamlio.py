@@ -317,9 +317,7 @@ def loads(text: str, name: str = "<input>", *, max_bytes: int = DEFAULT_MAX_BYTE
         node = loader.get_single_node()
         return None if node is None else _Reader(loader, name, text, answers).build(node)
     except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        where = Location(name, mark.line + 1, mark.column + 1) if mark else Location(name)
-        raise InputError(f"invalid YAML: {e.problem or e.context}", where) from None
+        raise _marked_error(e, name, text) from None
     except yaml.reader.ReaderError as e:        # a character YAML does not allow: where it stands
         at = max(0, min(int(e.position), len(text)))
         line = text.count("\n", 0, at) + 1
@@ -338,3 +336,27 @@ def load_file(path, *, max_bytes: int = DEFAULT_MAX_BYTES, multi: bool = False, 
     """Read and parse one YAML or JSON file (:func:`read_text`); every failure is an InputError."""
     text = read_text(path, max_bytes=max_bytes, answers=answers)
     return loads(text, str(path), max_bytes=max_bytes, multi=multi, answers=answers)
+
+
+def _marked_error(e: "yaml.MarkedYAMLError", name: str, text: str) -> InputError:
+    """PyYAML's error at a place in the file. An error found at the end of the file about a
+    flow collection or a quote left open (``{a: 1``) is reported where it was opened (PyYAML's
+    mark would point past the last line)."""
+    mark = e.problem_mark or e.context_mark
+    last_line = text.count("\n") - (1 if text.endswith("\n") else 0)
+    at_end = mark is not None and (mark.line > last_line or mark.index >= len(text.rstrip()))
+    opened = e.context_mark
+    if at_end and opened is not None and opened.index < len(text):
+        what = text[opened.index]
+        closer = {"{": "}", "[": "]", '"': '"', "'": "'"}.get(what)
+        if closer:
+            return InputError(f"invalid YAML: {what!r} is never closed (no {closer!r} before the end of the file)",
+                              Location(name, opened.line + 1, opened.column + 1))
+        return InputError(f"invalid YAML: {e.problem or e.context} (the file ends first)",
+                          Location(name, opened.line + 1, opened.column + 1))
+    if mark is not None and mark.line > last_line:      # past the last line: at the end of the last one
+        lines = text.rstrip("\n").split("\n")
+        return InputError(f"invalid YAML: {e.problem or e.context} (at the end of the file)",
+                          Location(name, len(lines), len(lines[-1]) + 1))
+    where = Location(name, mark.line + 1, mark.column + 1) if mark else Location(name)
+    return InputError(f"invalid YAML: {e.problem or e.context}", where)

@@ -37,43 +37,33 @@ BROKEN = ROOT / "tests" / "broken_solutions"
 # forward, 3 parameter counts, 3 FLOP counts, 2 dropout = 43; hidden: 4 + 4 + 4 + 3 + 2 = 17
 N_TESTS = 6 * 5 + 3 + 2 + 3 + 3 + 2 + 4 * 3 + 3 + 2
 
-# solution file -> (functions that must fail, functions that must pass, what every failure of
-# the failing functions says)
+# every test function of the exercise (visible and hidden)
+ALL = {"test_split_heads", "test_merge_heads", "test_attention_weights", "test_attention_weights_masked",
+       "test_scaled_dot_product_attention", "test_multi_head_forward", "test_multi_head_forward_masked",
+       "test_parameter_count", "test_flop_count", "test_dropout_only_in_training", "test_dropout_in_training",
+       "test_hidden_split_merge", "test_hidden_forward", "test_hidden_attention", "test_hidden_parameter_count",
+       "test_hidden_flop_count"}
+WEIGHTS = {"test_attention_weights", "test_attention_weights_masked", "test_scaled_dot_product_attention",
+           "test_hidden_attention"}
+FORWARD = {"test_multi_head_forward", "test_multi_head_forward_masked", "test_hidden_forward"}
+
+# solution file -> (exactly the functions that fail, what every one of their failures says). A
+# function that uses the broken one fails too (the forward pass uses the learner's own
+# attention); the dropout tests judge dropout against the learner's own weights, so a mistake in
+# the weights fails them only where the weights cannot be computed at all (K transposed twice
+# raises), and then with that mistake's message.
 MISTAKES = {
-    "k_transposed_twice": (
-        {"test_attention_weights", "test_scaled_dot_product_attention", "test_multi_head_forward"},
-        {"test_split_heads", "test_merge_heads", "test_parameter_count", "test_flop_count"},
-        "is K transposed twice"),
-    "scaled_by_sqrt_d_model": (
-        {"test_multi_head_forward", "test_multi_head_forward_masked", "test_hidden_forward"},
-        {"test_attention_weights", "test_scaled_dot_product_attention", "test_split_heads", "test_merge_heads"},
-        "did you scale by √d_model instead of √d_k?"),
-    "softmax_wrong_axis": (
-        {"test_attention_weights", "test_attention_weights_masked", "test_scaled_dot_product_attention",
-         "test_multi_head_forward"},
-        {"test_split_heads", "test_merge_heads", "test_parameter_count", "test_flop_count"},
-        "softmax over the wrong axis"),
-    "forgot_w_o": (
-        {"test_multi_head_forward", "test_multi_head_forward_masked", "test_hidden_forward"},
-        {"test_attention_weights", "test_scaled_dot_product_attention", "test_split_heads", "test_merge_heads",
-         "test_parameter_count", "test_flop_count", "test_dropout_in_training", "test_dropout_only_in_training"},
-        "forgot W^O"),
-    "merge_without_transpose": (
-        {"test_merge_heads", "test_multi_head_forward"},
-        {"test_split_heads", "test_attention_weights", "test_scaled_dot_product_attention"},
-        "transpose"),
-    "dropout_in_eval": (
-        {"test_dropout_only_in_training"},
-        {"test_dropout_in_training", "test_attention_weights", "test_multi_head_forward"},
-        "dropout is applied outside training"),
-    "params_without_biases": (
-        {"test_parameter_count", "test_hidden_parameter_count"},
-        {"test_flop_count", "test_multi_head_forward"},
-        "the four bias vectors (4·d) are missing"),
-    "flops_multiply_adds": (
-        {"test_flop_count", "test_hidden_flop_count"},
-        {"test_parameter_count", "test_multi_head_forward"},
-        "exactly half: you counted multiply-adds; one multiply-add is 2 FLOPs"),
+    "k_transposed_twice": (WEIGHTS | FORWARD | {"test_dropout_only_in_training", "test_dropout_in_training"},
+                           "is K transposed twice"),
+    "scaled_by_sqrt_d_model": (FORWARD, "did you scale by √d_model instead of √d_k?"),
+    "softmax_wrong_axis": (WEIGHTS | FORWARD, "softmax over the wrong axis"),
+    "forgot_w_o": (FORWARD, "forgot W^O"),
+    "merge_without_transpose": ({"test_merge_heads", "test_hidden_split_merge"} | FORWARD, "transpose"),
+    "dropout_in_eval": ({"test_dropout_only_in_training"}, "dropout is applied outside training"),
+    "params_without_biases": ({"test_parameter_count", "test_hidden_parameter_count"},
+                              "the four bias vectors (4·d) are missing"),
+    "flops_multiply_adds": ({"test_flop_count", "test_hidden_flop_count"},
+                            "exactly half: you counted multiply-adds; one multiply-add is 2 FLOPs"),
 }
 
 
@@ -97,16 +87,16 @@ def test_every_mistake_has_a_broken_solution():
                          ids=["sandboxed", "unsandboxed"])
 @pytest.mark.parametrize("name", sorted(MISTAKES))
 def test_broken_solution_fails_with_its_teaching_message(pytester, name, sandboxed):
-    must_fail, must_pass, says = MISTAKES[name]
+    must_fail, says = MISTAKES[name]
     result, reports = run_code_tests(pytester, BROKEN / f"{name}.py", sandboxed)
     assert len(reports) == N_TESTS
+    assert {function(r) for r in reports} == ALL
     failed = {function(r) for r in reports if r.failed}
-    passed_fns = {function(r) for r in reports if r.passed}
     assert must_fail <= failed, f"{name}: expected failures in {sorted(must_fail - failed)}"
-    assert not (must_pass & failed), f"{name}: unrelated tests fail: {sorted(must_pass & failed)}"
-    assert must_pass <= passed_fns
+    assert failed <= must_fail, f"{name}: unrelated tests fail: {sorted(failed - must_fail)}"
+    assert all(r.passed for r in reports if function(r) not in must_fail)
     for r in reports:
-        if r.failed and function(r) in must_fail:
+        if r.failed:
             text = r.longreprtext
             assert says in text, f"{r.nodeid}: {text}"
             assert "Traceback" not in text and "mha_checks.py" not in text, "a traceback into the checks"

@@ -144,10 +144,20 @@ def test_grader_grade_grades_a_code_answer_of_the_bundled_bank_in_json_and_grade
     assert result["correct"] is False
     assert result["feedback"].startswith("56/60 tests passed")
     assert result["feedback"].count("the four bias vectors (4·d) are missing") == 4
+    assert len(result["feedback"].splitlines()) == 1 + 4          # a line per failed test
     assert f"[sandbox: {sandbox.backend()}]" in result["feedback"]
+    assert len(result["tests"]) == 60
+    failed = [t for t in result["tests"] if not t["passed"]]
+    assert len(failed) == 4 and all("the four bias vectors (4·d) are missing" in t["message"] for t in failed)
+    assert sum(t["hidden"] for t in result["tests"]) == N_HIDDEN
+    assert sum(t["hidden"] for t in failed) == 2                  # (768, 12, True), (96, 96, True)
 
     r = CliRunner().invoke(cli, ["grade", str(answers), "--format", "gradescope"])
     assert r.exit_code == 0, r.output
-    (test,) = [t for t in json.loads(r.output)["tests"] if t["name"].startswith("17-08/code-mha")]
-    assert test["max_score"] == 10 and test["score"] == pytest.approx(10 * 56 / 60)
-    assert "the four bias vectors (4·d) are missing" in test["output"]
+    tests = [t for t in json.loads(r.output)["tests"] if t["name"].startswith("17-08/code-mha")]
+    assert len(tests) == 60                                        # one per code test
+    assert sum(t["max_score"] for t in tests) == pytest.approx(10)
+    assert sum(t["score"] for t in tests) == pytest.approx(10 * 56 / 60)
+    failed = [t for t in tests if t["status"] == "failed"]
+    assert len(failed) == 4 and all("the four bias vectors (4·d) are missing" in t["output"] for t in failed)
+    assert sum(t.get("visibility") == "after_published" for t in tests) == N_HIDDEN

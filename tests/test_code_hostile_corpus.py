@@ -160,7 +160,7 @@ def test_the_attacks_fail_for_the_reasons_they_should(graded):
     for name, pattern in expect.items():
         assert re.search(pattern, says[name]), f"{name}: {says[name][:600]}"
     # what it found is torch's own test files, nothing of the exercise
-    found = re.findall(r"found tests: ([^(]*)", says["read_the_hidden_tests"])
+    found = re.findall(r"found tests: ([^(\n]*)", says["read_the_hidden_tests"])
     assert found and not any(re.search(r"test_17_08|mha_checks|/grade/tests", f) for f in found)
 
 

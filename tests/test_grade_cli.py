@@ -20,6 +20,11 @@ answers:
 """
 
 
+def bank_ids():
+    from grader.bank import load_bank
+    return [p.id for p in load_bank().problems]
+
+
 def by_id(sub):
     return {r["id"]: r for r in sub["results"]}
 
@@ -53,7 +58,10 @@ def test_text_format_is_default(tmp_path):
     r = grade(write(tmp_path / "alice.yaml", ALICE))
     assert r.exit_code == 0, r.stderr
     assert "alice" in r.stdout and "17-08/params-formula" in r.stdout
-    assert "1 submissions, 7 answers graded" in r.stdout
+    assert "1 submission, 7 answers graded" in r.stdout          # singular where it is one
+    # the problems alice left out are listed, each as not answered
+    unanswered = [line for line in r.stdout.splitlines() if line.endswith("not answered")]
+    assert len(unanswered) == len(bank_ids()) - 7
 
 
 def test_junit(tmp_path):
@@ -61,8 +69,14 @@ def test_junit(tmp_path):
     assert r.exit_code == 0, r.stderr
     root = ET.fromstring(r.stdout.split("\n", 1)[1])
     [suite] = root.findall("testsuite")
-    assert suite.get("name") == "alice" and suite.get("tests") == "7"
+    n = len(bank_ids())                       # 7 answered + every unanswered problem
+    assert suite.get("name") == "alice" and suite.get("tests") == str(n)
     cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert len(cases) == n
+    import yaml
+    answered = set(yaml.safe_load(ALICE)["answers"])
+    missing = [c for name, c in cases.items() if name not in answered]
+    assert len(missing) == n - 7 and all(c.find("failure").get("type") == "unanswered" for c in missing)
     assert cases["17-08/example-2.params"].find("failure") is not None
     assert cases["17-08/practice-1"].find("failure") is None
     assert cases["17-08/practice-2"].find("skipped") is not None
@@ -74,7 +88,8 @@ def test_gradescope(tmp_path):
     assert r.exit_code == 0, r.stderr
     data = json.loads(out.read_text())
     assert data["score"] == 7
-    assert len(data["tests"]) == 7
+    assert len(data["tests"]) == len(bank_ids())      # the unanswered problems too, each failed, worth 0
+    assert [t["output"] for t in data["tests"][7:]] == ["Not answered."] * (len(bank_ids()) - 7)
     for t in data["tests"]:
         assert set(t) >= {"name", "score", "max_score", "status", "output"}
         assert t["status"] in ("passed", "failed")
@@ -240,7 +255,9 @@ def test_free_text_in_gradescope_is_not_a_failed_test(tmp_path):
     assert free["score"] == 0 and free["max_score"] == 2
     assert "needs a person to grade it (2 points, counted 0 until then)" in free["name"] + free["output"].lower()
     assert "2 points wait for a person" in data["output"]
-    assert sum(t["max_score"] for t in data["tests"]) == 1 + 2 + 2 + 1 + 2 + 1 + 2   # the six scored answers + free text
+    answered = [t for t in data["tests"] if t["output"] != "Not answered."]
+    assert sum(t["max_score"] for t in answered) == 1 + 2 + 2 + 1 + 2 + 1 + 2   # the six scored answers + free text
+    assert sum(t["max_score"] for t in data["tests"]) == bank_points()          # and the unanswered ones
 
 
 def test_exercises_for_a_learner_shows_the_numbers_grade_uses(tmp_path):
@@ -264,3 +281,24 @@ def test_exercises_for_a_learner_shows_the_numbers_grade_uses(tmp_path):
     assert res["correct"] is True and res["variant"] == f"variant d={d}, h={h}"
     text = CliRunner().invoke(cli, ["exercises", "--learner", "learner-7"]).output
     assert f"d_model = {d}, h = {h}" in text and "your variant" in text
+
+
+def test_exercises_shows_the_options_of_a_choice_and_the_units_asked_for():
+    # expected from the bank file itself, read as plain YAML (not by the bank loader)
+    import yaml
+    from pathlib import Path
+    quiz = yaml.safe_load((Path(__file__).resolve().parents[1] / "exercises/17-08/04-quiz.yaml").read_text())
+    q1 = next(p for p in quiz["problems"] if p["id"] == "17-08/quiz-1")
+    options = q1["choices"] if isinstance(q1["choices"], dict) else dict(q1["choices"])
+    r = CliRunner().invoke(cli, ["exercises"])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    for letter, option in options.items():
+        assert " ".join(f"{letter}) {option}".split()) in text
+    assert "answer: the letter of one option (A, B, C, D)" in text
+    assert "KiB, MiB, GiB" in text                     # 17-08/practice-4.bytes asks for bytes
+    r = CliRunner().invoke(cli, ["exercises", "--format", "json"])
+    rows = {row["id"]: row for row in json.loads(r.output)}
+    assert {c["letter"]: c["text"] for c in rows["17-08/quiz-1"]["choices"]} == options
+    assert rows["17-08/practice-4.bytes"]["unit"] == "byte"
+    assert rows["17-08/practice-1"]["choices"] is None

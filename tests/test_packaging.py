@@ -68,6 +68,28 @@ def test_wheel_holds_both_packages_and_bundled_data(wheel):
     assert bundled_exercises, "exercises/ must be bundled"
 
 
+def test_wheel_carries_no_hidden_test_and_no_reference_solution(wheel):
+    # learners install the wheel: the bank's reference solutions and hidden tests stay in the
+    # course's folder (the repository has them: the check below would pass on an empty wheel)
+    repo = [p.relative_to(ROOT / "exercises").as_posix() for p in (ROOT / "exercises").rglob("*")
+            if p.is_file() and (p.name == "solution.py" or "hidden" in p.name)]
+    assert repo, "the repository's bank has a solution and hidden tests"
+    names = wheel.namelist()
+    leaked = [n for n in names if n.rsplit("/", 1)[-1] == "solution.py" or "hidden" in n.rsplit("/", 1)[-1]]
+    assert leaked == []
+    # what learners do need is there: the visible tests, their checks and the template
+    for kept in ("test_17_08_code.py", "mha_checks.py", "template.py"):
+        assert f"grader/_bundled/exercises/17-08/code/{kept}" in names
+
+
+def test_wheel_requires_what_code_grading_needs(wheel):
+    (meta,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+    requires = [line.split(":", 1)[1].strip().split(";")[0] for line in wheel.read(meta).decode().splitlines()
+                if line.startswith("Requires-Dist:") and "extra ==" not in line]
+    names = {r.split(">")[0].split("=")[0].split("<")[0].split("[")[0].strip().lower() for r in requires}
+    assert {"torch", "numpy", "pytest", "pint", "sympy"} <= names
+
+
 def test_wheel_declares_console_script_and_pytest_plugin(wheel):
     (ep,) = [n for n in wheel.namelist() if n.endswith("entry_points.txt")]
     text = wheel.read(ep).decode()

@@ -31,7 +31,9 @@ BANK = textwrap.dedent("""\
     """)
 
 
-def write_bank(pytester, text=BANK, where="exercises/17-08/bank.yaml"):
+def write_bank(pytester, text=BANK, where="exercises/17-08/bank.yaml", opt_in=True):
+    if opt_in:
+        pytester.makeini("[pytest]\ngrader_banks = exercises\n")
     path = pytester.path / where
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -63,6 +65,32 @@ def test_code_folders_and_yaml_outside_exercises_are_not_collected(pytester):
     write_bank(pytester, "not: a bank\n", "exercises/17-08/code/settings.yaml")
     write_bank(pytester, "not: a bank\n", "spec/17-08.yaml")
     items, _ = pytester.inline_genitems("-p", "no:cacheprovider")
+    assert sorted(i.name for i in items) == ["17-08/good", "17-08/wrong"]
+
+
+UNRELATED_TEST = textwrap.dedent("""\
+    def test_something():
+        assert 1 + 1 == 2
+    """)
+
+
+def test_a_project_that_does_not_opt_in_is_untouched(pytester):
+    """Another project with its own exercises/ folder (YAML that is no bank) runs its tests
+    with grader installed as if it were not: nothing of exercises/ is collected."""
+    write_bank(pytester, "name: week 1\nitems: [a, b]\n", "exercises/week1.yaml", opt_in=False)
+    write_bank(pytester, BANK, "exercises/17-08/bank.yaml", opt_in=False)
+    pytester.makepyfile(test_mine=UNRELATED_TEST)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    assert "unknown key" not in out and "bank" not in out
+    result = pytester.runpytest_subprocess("exercises", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_opting_in_from_the_command_line_collects_that_folder(pytester):
+    write_bank(pytester, opt_in=False)
+    items, _ = pytester.inline_genitems("--grader-banks", "exercises", "-p", "no:cacheprovider")
     assert sorted(i.name for i in items) == ["17-08/good", "17-08/wrong"]
 
 

@@ -19,7 +19,7 @@ def test_positions_of_keys_values_and_items():
     [
         ("a: 1\nb: 2\na: 3\n", "f.yaml:3:1", "duplicate key 'a' (first at line 1)"),
         ("a: &x [1]\nb: *x\n", "f.yaml:1:4", "aliases"),
-        ("a: [1\n", "f.yaml:2:1", "invalid YAML"),
+        ("a: [1\n", "f.yaml:1:4", "invalid YAML: '[' is never closed"),   # at the bracket, not past the end
         ("base: {x: 1}\nd:\n  <<: {x: 1}\n", "f.yaml:3:3", "merge keys"),
         ("? [1, 2]\n: 3\n", None, "plain value"),
     ],

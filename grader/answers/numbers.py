@@ -1,5 +1,11 @@
 """Read a number as learners write it, keeping the precision it states.
 
+Literals are read by :mod:`grader.quantities`, the reader the spec's stated figures use too
+(so ``~68.7B``, ``≈ 343.6B``, ``about 1.05M``, ``2.36 million``, ``128 dims`` read alike on
+both sides); arithmetic goes through :mod:`grader.expr`. An approximation mark in front
+(``≈``, ``~``, ``about``, ``approx.``) is allowed and changes nothing: the precision an answer
+states is in its digits.
+
 Forms (all exact: :class:`fractions.Fraction`, never a float for the value):
 
 - integers and decimals: ``64``, ``-3``, ``0.125``, ``.5``, ``16.``
@@ -11,7 +17,8 @@ Forms (all exact: :class:`fractions.Fraction`, never a float for the value):
   ``M``/``million`` 10⁶, ``B``/``bn``/``G``/``billion`` 10⁹, ``T``/``trillion`` 10¹²,
   ``quadrillion`` 10¹⁵, ``%`` 10⁻². Binary sizes are units (KiB, MiB): see
   :mod:`grader.answers.units`. Lower-case ``m`` and ``b`` are refused as ambiguous.
-- a trailing count noun is allowed: ``275 GFLOPs``, ``1,048,576 parameters``
+- a trailing count noun is allowed: ``275 GFLOPs``, ``1,048,576 parameters``, ``128 dims``
+  (:data:`grader.quantities.COUNT_NOUNS`)
 - arithmetic: ``1024/16``, ``2^20``, ``4*512^2``, ``sqrt(4096)`` — through
   :func:`grader.expr.parse` (never eval), and exact.
 
@@ -29,33 +36,16 @@ from functools import lru_cache
 from .guard import MAX_EXPONENT, MAX_INT_DIGITS, answer_limits, float_size, number_size, shorten
 from .model import Unreadable
 
-SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
-DASHES = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2012": "-", "\uFE63": "-", "\uFF0D": "-"})
+from grader.quantities import (AMBIGUOUS, COUNT_NOUNS, DASHES, SCALES, SUPERSCRIPTS, TextError,  # noqa: F401
+                               read_literal, strip_approx)
 
-_NUMBER = re.compile(
-    r"""(?P<sign>[+-])?\s*
-    (?P<int>[0-9]{1,3}(?:(?P<sep>[,_'\u00a0\u202f\u2009 ])[0-9]{3})(?:(?P=sep)[0-9]{3})*(?![0-9])|[0-9]+)?
-    (?:\.(?P<frac>[0-9]+)?)?
-    (?:
-        [eE](?P<e>[+-]?[0-9]+)
-      | \s*[×xX*·⋅]\s*10\s*(?:\^|\*\*)\s*(?P<lp>\()?\s*(?P<e2>[+-]?[0-9]+)\s*(?(lp)\))
-      | \s*[×xX*·⋅]\s*10(?P<sup>[⁺⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)
-    )?""",
-    re.VERBOSE,
-)
 _PLAIN_INT = re.compile(r"[+-]?[0-9]{1,400}")
 _RATIO = re.compile(r"([+-]?[0-9]+)\s*/\s*([0-9]+)")
-
-SCALES = {"k": 3, "K": 3, "thousand": 3, "M": 6, "million": 6, "B": 9, "bn": 9, "G": 9, "billion": 9,
-          "T": 12, "trillion": 12, "quadrillion": 15, "%": -2}
-_SCALE_WORDS = {k: v for k, v in SCALES.items() if len(k) > 1}
-AMBIGUOUS = {"m": "m is ambiguous (milli or million): write M or million",
-             "b": "b is ambiguous (bit or billion): write B or billion"}
-NOUNS = ("flops", "flop", "parameters", "params", "weights", "elements", "entries", "matrices")
+NOUNS = COUNT_NOUNS
 
 
 @dataclass(frozen=True)
-class Reading:
+class NumberReading:
     """A number as read: its exact ``value``; the precision it states, as ``sig_figs`` and
     ``place`` (its last stated digit is worth 10**place), both None when exact; ``read_as``.
 
@@ -89,8 +79,10 @@ class Reading:
 
 APPROX_DIGITS = 25          # a value that is not rational is known to 30 digits; 25 are counted on
 
+Reading = NumberReading     # the old name (grader.api.Reading is validate_answer's result)
 
-def read_number(raw, *, nouns: bool = True) -> Reading:
+
+def read_number(raw, *, nouns: bool = True) -> NumberReading:
     """Read an int, float or text as a number; :class:`Unreadable` says why not."""
     if isinstance(raw, bool):
         raise Unreadable("true/false is not a number")
@@ -100,39 +92,42 @@ def read_number(raw, *, nouns: bool = True) -> Reading:
         text = repr(raw)
         return read_number(text[:-2] if text.endswith(".0") else text)
     if isinstance(raw, Fraction):
-        return Reading(raw, None, None, format_value(raw))
+        return NumberReading(raw, None, None, format_value(raw))
     if not isinstance(raw, str):
         raise Unreadable(f"expected a number, not {type(raw).__name__}")
-    text = raw.strip()
+    approx, text = strip_approx(raw.translate(DASHES))
+    if approx and not text:
+        raise Unreadable("a number is expected after the approximation mark")
     if _PLAIN_INT.fullmatch(text):
         return _from_int(int(text))
-    return _read_text(text.translate(DASHES), nouns)
+    return _read_text(text, nouns)
 
 
-def _from_int(n: int) -> Reading:
+def _from_int(n: int) -> NumberReading:
     digits = str(abs(n))
     if len(digits) > MAX_INT_DIGITS:
         raise Unreadable(f"number too large (more than {MAX_INT_DIGITS} digits)")
     stripped = digits.rstrip("0") or "0"
-    return Reading(Fraction(n), len(stripped), len(digits) - len(stripped), format_value(Fraction(n)))
+    return NumberReading(Fraction(n), len(stripped), len(digits) - len(stripped), format_value(Fraction(n)))
 
 
-def _read_text(text: str, nouns: bool) -> Reading:
-    m = _NUMBER.match(text)
-    if m and (m.group("int") or m.group("frac")):
-        rest = text[m.end():].strip()
-        if nouns:
-            rest = _drop_noun(rest)
-        scale = _scale(rest)
-        if scale is not None:
-            return _literal(m, scale, text)
+def _read_text(text: str, nouns: bool) -> NumberReading:
+    try:
+        lit = read_literal(text, nouns=nouns, max_digits=MAX_INT_DIGITS, max_exponent=MAX_EXPONENT)
+    except TextError as e:
+        raise Unreadable(f"{e}: {shorten(text, 30)!r}" if "too large" in str(e) else str(e)) from None
+    if lit is not None:
+        return NumberReading(lit.value, lit.sig_figs, lit.place, format_value(lit.value, lit.sig_figs))
     m = _RATIO.fullmatch(text)
     if m and int(m.group(2)) != 0 and len(text) < 60:
         value = Fraction(int(m.group(1)), int(m.group(2)))
-        return Reading(value, None, None, f"{m.group(1)}/{m.group(2)} = {format_value(value)}")
+        return NumberReading(value, None, None, f"{m.group(1)}/{m.group(2)} = {format_value(value)}")
     if _looks_decimal_comma(text):
         raise Unreadable(f"{shorten(text, 30)!r}: use a point for decimals and commas only between "
                          "groups of three digits (1,048,576 or 16.8)")
+    unit = _trailing_unit(text)
+    if unit:
+        raise Unreadable(f"the question asks for a plain number, without a unit ({unit!r})")
     if nouns:                   # 2^20 parameters, as 1,048,576 parameters (a last word of its own)
         head, _, last = text.rpartition(" ")
         if head.strip() and last.lower() in NOUNS:
@@ -140,54 +135,20 @@ def _read_text(text: str, nouns: bool) -> Reading:
     return read_arithmetic(text)
 
 
-def _drop_noun(rest: str) -> str:
-    low = rest.lower()
-    for noun in NOUNS:
-        if low.endswith(noun):
-            return rest[: -len(noun)].strip()
-    return rest
-
-
-def _scale(rest: str) -> int | None:
-    if not rest:
-        return 0
-    if rest in SCALES:
-        return SCALES[rest]
-    low = rest.lower()
-    if low in _SCALE_WORDS:
-        return _SCALE_WORDS[low]
-    if rest in AMBIGUOUS:
-        raise Unreadable(AMBIGUOUS[rest])
-    return None
-
-
-def _literal(m: re.Match, scale: int, text: str) -> Reading:
-    whole = (m.group("int") or "").replace(m.group("sep") or "\x00", "")
-    frac = m.group("frac") or ""
-    exp_text = m.group("e") or m.group("e2") or (m.group("sup") or "").translate(SUPERSCRIPTS) or "0"
-    exponent = int(exp_text) + scale
-    if abs(exponent) > MAX_EXPONENT or len(whole) + len(frac) > MAX_INT_DIGITS:
-        raise Unreadable(f"number too large or too precise: {shorten(text, 30)!r}")
-    digits = (whole + frac).lstrip("0")
-    mantissa = int(whole + frac or "0")
-    place = exponent - len(frac)
-    if frac or "." in text[: m.end()]:
-        sig = len(digits) if digits else max(len(frac), 1)    # 16.0: 3; 0.0: 1
-    else:
-        kept = digits.rstrip("0")
-        place += len(digits) - len(kept)
-        sig = max(len(kept), 1)
-    value = Fraction(mantissa) * Fraction(10) ** (exponent - len(frac))
-    if m.group("sign") == "-":
-        value = -value
-    return Reading(value, sig, place, format_value(value, sig))
+def _trailing_unit(text: str) -> str | None:
+    """The unit of a number with a unit (``68.7 GB``, ``~16 MiB``): a plain number was asked."""
+    try:
+        lit = read_literal(text, units=True, nouns=False)
+    except TextError:
+        return None
+    return lit.unit if lit is not None and lit.unit not in (None, *NOUNS) else None
 
 
 def _looks_decimal_comma(text: str) -> bool:
     return re.fullmatch(r"[+-]?[0-9]+,[0-9]+", text) is not None
 
 
-def read_arithmetic(text: str) -> Reading:
+def read_arithmetic(text: str) -> NumberReading:
     """Arithmetic on numbers (``2^20``, ``4*512^2``, ``1024/16``) through :mod:`grader.expr`."""
     try:
         from grader.expr import ExprError, parse
@@ -209,17 +170,17 @@ def read_arithmetic(text: str) -> Reading:
         why = number_size(value)
         if why:
             raise Unreadable(f"{why}: {shorten(text, 40)!r}")
-        return Reading(value, None, None, f"{parsed.read_as} = {format_value(value)}"
+        return NumberReading(value, None, None, f"{parsed.read_as} = {format_value(value)}"
                        if parsed.read_as.replace(",", "") != format_value(value).replace(",", "")
                        else format_value(value))
     approx = approximate(parsed.expr)
     if approx is None:
         raise Unreadable(f"{shorten(text, 40)!r} is not a finite real number")
-    return Reading(approx, None, None, f"{parsed.read_as} ≈ {format_value(approx, 6)}", parsed.expr)
+    return NumberReading(approx, None, None, f"{parsed.read_as} ≈ {format_value(approx, 6)}", parsed.expr)
 
 
 def _is_unit(word: str) -> bool:
-    from .units import UNITS
+    from grader.quantities import UNITS
     return word in UNITS and word not in NOUNS
 
 

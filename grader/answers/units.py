@@ -4,7 +4,8 @@
 The number is read by :mod:`grader.answers.numbers` (its stated precision kept); the unit is
 the last word and must be one of :data:`UNITS`, a whitelist of spellings mapped to pint unit
 names — the learner's text never reaches pint's parser. Pint (one registry per process,
-created on first use from the definitions in ``units.txt``) gives the conversion factors and
+created on first use from the definitions in ``grader/units.txt``; the spellings and the
+registry are :mod:`grader.quantities`', shared with the spec's figures) gives the conversion factors and
 says which units are compatible.
 
 Bytes: ``KB``/``kB``/``MB``/``GB``/``TB`` are SI, 10³ᵏ bytes; ``KiB``/``MiB``/``GiB``/``TiB``
@@ -15,41 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
-from pathlib import Path
+
+from grader.quantities import DEFINITIONS, UNITS, factor, registry, strip_approx  # noqa: F401  (re-exported)
 
 from .guard import shorten
 from .model import Unreadable
-from .numbers import Reading, format_value, read_number
-
-# spelling -> (pint unit name, what it measures)
-UNITS: dict[str, tuple[str, str]] = {}
-
-
-def _add(names, pint_name, what):
-    for n in names:
-        UNITS[n] = (pint_name, what)
-
-
-_add(("B", "byte", "bytes", "Byte", "Bytes", "octet", "octets"), "byte", "an amount of data")
-_add(("bit", "bits"), "bit", "an amount of data")
-_DATA = "an amount of data"
-for _si, _bin, _word, _binword in (("k", "Ki", "kilo", "kibi"), ("M", "Mi", "mega", "mebi"),
-                                   ("G", "Gi", "giga", "gibi"), ("T", "Ti", "tera", "tebi"),
-                                   ("P", "Pi", "peta", "pebi")):
-    _add((f"{_si}B", f"{_si.upper()}B", f"{_word}byte", f"{_word}bytes"), f"{_word}byte", _DATA)
-    _add((f"{_bin}B", f"{_binword}byte", f"{_binword}bytes"), f"{_binword}byte", _DATA)
-    _add((f"{_si}bit", f"{_si.upper()}bit", f"{_word}bit", f"{_word}bits", f"{_si}bits"), f"{_word}bit", _DATA)
-_add(("s", "sec", "secs", "second", "seconds"), "second", "a time")
-_add(("ms", "millisecond", "milliseconds"), "millisecond", "a time")
-_add(("us", "µs", "μs", "microsecond", "microseconds"), "microsecond", "a time")
-_add(("ns", "nanosecond", "nanoseconds"), "nanosecond", "a time")
-_add(("min", "mins", "minute", "minutes"), "minute", "a time")
-_add(("h", "hr", "hrs", "hour", "hours"), "hour", "a time")
-_add(("FLOP", "FLOPs", "flop", "flops", "FLOPS"), "flop", "a number of operations")
-for _si, _word in (("k", "kilo"), ("M", "mega"), ("G", "giga"), ("T", "tera"), ("P", "peta")):
-    _add((f"{_si}FLOP", f"{_si}FLOPs", f"{_si}FLOPS", f"{_word}flop", f"{_word}flops"), f"{_word}flop",
-         "a number of operations")
+from .numbers import NumberReading, format_value, read_number
 
 
 # A decimal unit and its binary counterpart (the MB/MiB confusion).
@@ -60,29 +32,6 @@ SYMBOL = {"byte": "B", "bit": "bit", **{f"{w}byte": f"{s}B" for s, w in (("k", "
                                                                        ("T", "tera"), ("P", "peta"))},
           **{f"{b}byte": f"{s}iB" for s, b in (("K", "kibi"), ("M", "mebi"), ("G", "gibi"), ("T", "tebi"),
                                                ("P", "pebi"))}}
-
-
-DEFINITIONS = Path(__file__).with_name("units.txt")
-
-
-@lru_cache(maxsize=1)
-def registry():
-    """The process's pint registry, built once on first use from :data:`DEFINITIONS` (the units
-    of :data:`UNITS` only: milliseconds, where pint's full default registry takes ~0.2 s)."""
-    import pint
-    return pint.UnitRegistry(str(DEFINITIONS))
-
-
-@lru_cache(maxsize=512)
-def factor(unit: str, to: str) -> Fraction | None:
-    """Exact factor from pint unit ``unit`` to ``to``; None when they measure different things."""
-    import pint
-    ureg = registry()
-    try:
-        mag = ureg.Quantity(1, unit).to(to).magnitude
-    except pint.DimensionalityError:
-        return None
-    return Fraction(mag) if isinstance(mag, int) else Fraction(repr(float(mag)))
 
 
 def plural(unit: str, value: Fraction | None = None) -> str:
@@ -114,7 +63,7 @@ class QuantityReading:
     """A quantity as read: its number (with stated precision), its unit (pint name, or None
     when none was given), and its value in the reference unit (None when incompatible)."""
 
-    number: Reading
+    number: NumberReading
     unit: str | None
     value: Fraction | None          # in the reference unit
     half_unit: Fraction | None      # stated precision, in the reference unit
@@ -135,7 +84,7 @@ def read_quantity(raw, ref_unit: str) -> QuantityReading:
         return QuantityReading(number, None, None, None, number.read_as)
     if not isinstance(raw, str):
         raise Unreadable(f"expected a quantity like '16 MiB', not {type(raw).__name__}")
-    text = raw.strip()
+    approx, text = strip_approx(raw)
     num, spelled = split_unit(text)
     if not spelled or not num:
         number = read_number(text, nouns=False)      # a bare number (or unreadable)

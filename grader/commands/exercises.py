@@ -13,7 +13,8 @@ import click
 @click.option("--exercises", type=click.Path(exists=True, dir_okay=True, file_okay=True), default=None,
               help="Exercise bank: a YAML file or a folder of them (default: the bundled bank).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="A table (id, kind, points, prompt), or JSON: a list of {id, kind, points, prompt, source, variant}.")
+              help="A table (id, kind, points, prompt with the options of a choice and what the answer must be), "
+                   "or JSON: a list of {id, kind, points, prompt, source, variant, choices, unit, answer_as}.")
 @click.option("--learner", default=None, metavar="ID",
               help="Show each variant problem as this learner gets it: the prompt with the learner's own "
                    "numbers, the same that `grader grade` uses for that learner id.")
@@ -21,7 +22,8 @@ import click
               help="Also verify every reference against the spec and the real mha (imports torch), "
                    "and exit 1 if one is wrong.")
 def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool) -> None:
-    """List the problems of the exercise bank: id, kind, points and prompt.
+    """List the problems of the exercise bank: id, kind, points and prompt, with the options
+    of a choice question (their letters) and what an answer must be (the units asked for).
 
     A variant problem draws its numbers per learner ("d_model = {d}, h = {h}"); with
     --learner ID its prompt is shown with that learner's numbers.
@@ -44,6 +46,8 @@ def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool
     if fmt == "json":
         rows = [{"id": p.id, "kind": p.kind, "points": p.points, "prompt": seen[p.id][0] if p.id in seen else p.prompt,
                  "source": p.source, "variant": dict(p.variant.choose) if p.variant else None,
+                 "choices": [{"letter": k, "text": t} for k, t in p.choices] if p.choices else None,
+                 "unit": p.unit, "answer_as": _answer_as(p),
                  **({"learner": learner.strip(), "drawn": seen[p.id][1] if p.id in seen else None} if learner else {}),
                  **({"verified": checks[p.id].ok, "verification": checks[p.id].message} if verify else {})}
                 for p in bank]
@@ -61,6 +65,10 @@ def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool
                 prompt += f" (your variant: {_name(drawn)})" if isinstance(drawn, dict) else f" ({drawn})"
             else:
                 prompt = p.prompt + (" (variant per learner: see --learner)" if p.variant else "")
+            prompt += "".join(f"\n  {k}) {t}" for k, t in p.choices)
+            asks = _answer_as(p)
+            if asks:
+                prompt += f"\n  answer: {asks}"
             table.add_row(p.id, p.kind, f"{p.points:g}", prompt, *extra)
         Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160, soft_wrap=False).print(table)
     ctx.exit(1 if verify and not all(v.ok for v in checks.values()) else 0)
@@ -75,6 +83,21 @@ def _as_seen(problem: Any, learner: str, bank: Any) -> tuple[str, Any]:
         return seen.prompt, drawn_values(problem, learner, bank)
     except Exception as e:  # the bank's fault, shown, not raised: the other problems still list
         return problem.prompt, f"the variant cannot be derived: {e}"
+
+
+UNIT_WORDS = {"byte": "an amount of data with its unit: bytes, kB, MB, GB (10³ⁿ) or KiB, MiB, GiB (2¹⁰ⁿ)",
+              "second": "a time with its unit: s, ms, µs, min, h",
+              "flop": "a number of operations with its unit: FLOPs, GFLOPs, ..."}
+
+
+def _answer_as(problem: Any) -> str | None:
+    """What the answer must be, in words (the units a quantity asks for; the letter of a choice)."""
+    if problem.kind == "quantity":
+        unit = problem.unit or "byte"
+        return UNIT_WORDS.get(unit, f"a quantity in {unit} or a compatible unit")
+    if problem.kind == "choice" and problem.choices:
+        return f"the letter of one option ({', '.join(k for k, _ in problem.choices)})"
+    return None
 
 
 def _name(drawn: dict[str, Any]) -> str:

@@ -28,8 +28,16 @@ PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets n
 @click.option("--allow-weak-sandbox", is_flag=True, default=False,
               help="Grade code answers even where only the weak sandbox (rlimits, the host's files visible) "
                    "can run; the report says what it does not prevent. Without it, such a machine refuses them.")
+@click.option("--summary", is_flag=True, default=False,
+              help="Add a class summary (text and json): per problem the mean score, success rate, "
+                   "unanswered count and the most common wrong answers grouped by their feedback.")
+@click.option("--plots", "plots", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Write a score histogram per problem and a class overview (class.png) to DIR.")
+@click.option("--plot-format", "plot_formats", type=click.Choice(["png", "svg"]), multiple=True,
+              default=("png",), show_default=True, help="Image format of --plots (repeat for both).")
 def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str | None, jobs: int,
-          timeout: float, allow_weak_sandbox: bool) -> None:
+          timeout: float, allow_weak_sandbox: bool, summary: bool = False, plots: str | None = None,
+          plot_formats: tuple[str, ...] = ("png",)) -> None:
     """Grade the answer files ANSWERS (YAML or JSON files, or folders of them).
 
     \b
@@ -47,10 +55,11 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     """
     from grader.bank import load_bank
     from grader.errors import GraderError
-    from grader.grade.formats import render
+    from grader.grade.formats import plural, render
     from grader.grade.pool import AnswerLimits
     from grader.grade.run import grade as run_grade
     from grader.grade.submissions import load_submissions
+    from grader.grade.summary import summarize, write_plots
     from grader.output import cannot_write
 
     from . import echo_errors
@@ -69,6 +78,8 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     if not loaded.submissions and not loaded.errors:
         click.echo("error: no answer files (*.yaml, *.yml, *.json) found", err=True)
         ctx.exit(2)
+    if summary and fmt not in ("text", "json"):
+        raise click.UsageError(f"--summary goes with --format text or json, not {fmt}")
     if fmt == "gradescope" and len(loaded.submissions) != 1:
         raise click.UsageError(f"--format gradescope writes one submission's results.json; "
                                f"got {len(loaded.submissions)} submissions")
@@ -87,16 +98,21 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
                 os.environ.pop("GRADER_ALLOW_WEAK_SANDBOX", None)
             else:
                 os.environ["GRADER_ALLOW_WEAK_SANDBOX"] = weak_before
-    text = render(report, fmt)
+    points = {p.id: float(p.points) for p in bank.problems}
+    class_summary = summarize(report, points) if summary or plots else None
+    text = render(report, fmt, points=points, summary=class_summary if summary else None, text_errors=False)
+    if plots and class_summary is not None:
+        written = write_plots(class_summary, plots, formats=plot_formats)
+        click.echo(f"{plural(len(written), 'plot')} written to {plots}", err=True)
     if output:
         with open(output, "w", encoding="utf-8") as f:
             f.write(text)
         n = sum(len(s.results) for s in report.submissions)
-        click.echo(f"{len(report.submissions)} submissions, {n} answers graded; written to {output}", err=True)
+        click.echo(f"{plural(len(report.submissions), 'submission')}, {plural(n, 'answer')} graded; "
+                   f"written to {output}", err=True)
     else:
         click.echo(text, nl=False)
-    if fmt != "text":
-        echo_errors(report.errors)
+    echo_errors(report.errors)          # input errors go to stderr, whatever the format
     ctx.exit(2 if report.unreadable else 0)
 
 

@@ -244,13 +244,13 @@ def grade_code_task(problem: Problem, path: Path) -> AnswerGrade:
         return invalid(e.message)
     if getattr(result, "refused", False):   # no safe sandbox here: not graded; a person (or a better machine) must
         return AnswerGrade(0.0, None, result.message, None, "error")
-    failed = [t for t in result.tests if not t.passed]
+    from .results import CodeTestResult
+    tests = tuple(CodeTestResult(t.name, t.passed, t.message, getattr(t, "hidden", False)) for t in result.tests)
+    failed = [t for t in tests if not t.passed]
     frac = (result.score / result.max_score) if result.max_score else 0.0
-    if failed:
-        lines = [f"{len(result.tests) - len(failed)}/{len(result.tests)} tests passed"]
-        lines += [f"{t.name}: {t.message}" for t in failed[:5]]
-        if len(failed) > 5:
-            lines.append(f"… and {len(failed) - 5} more")
-        return AnswerGrade(frac, False, "; ".join(lines) + f" [sandbox: {result.sandbox}]", None,
-                           "partial" if frac else "wrong")
-    return AnswerGrade(1.0, True, f"all {len(result.tests)} tests passed [sandbox: {result.sandbox}]", None, "correct")
+    if failed:      # every failed test on a line of its own, with its own message
+        lines = [f"{len(tests) - len(failed)}/{len(tests)} tests passed [sandbox: {result.sandbox}]"]
+        lines += [f"✗ {t.name}: {t.message}" for t in failed]
+        return AnswerGrade(frac, False, "\n".join(lines), None, "partial" if frac else "wrong", tests=tests)
+    return AnswerGrade(1.0, True, f"all {len(tests)} tests passed [sandbox: {result.sandbox}]", None, "correct",
+                       tests=tests)

@@ -15,7 +15,9 @@ An answer a person must grade (``correct`` null) scores 0 until a person rules: 
 
 gradescope: Gradescope's autograder ``results.json``: ``score`` and ``tests``, each with
 ``name``, ``score``, ``max_score``, ``status`` (passed/failed) and ``output``; one submission
-per file, as Gradescope runs one. results.json has no "pending" status: an answer a person
+per file, as Gradescope runs one. A code answer is one test per code test (its share of the
+points, its own message; a hidden test's ``visibility`` is ``after_published``); an
+unanswered problem is a failed test worth 0 of its points. results.json has no "pending" status: an answer a person
 must grade is a test worth 0 of its points, status "passed" (nothing is wrong with it yet; a
 "failed" test would tell the learner the answer is wrong), named and explained as waiting
 for a person: "needs a person to grade it (N points, counted 0 until then)".
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from xml.etree import ElementTree as ET
 
 from .pool import gc_paused
@@ -84,9 +87,12 @@ def _dumps(data, indent) -> str:
     return text
 
 
-def as_json(report) -> str:
+def as_json(report, summary=None) -> str:
     with gc_paused():               # a class is hundreds of thousands of small dicts, no cycles
         data = to_dict(report)
+    if summary is not None:         # --summary: the class summary (grader.grade.summary)
+        from .summary import summary_json
+        data["class"] = summary_json(summary)
     # indented for people; a big report compact (C encoder, several times faster): its size is
     # its results and the unanswered problems it lists
     size = sum(len(s["results"]) + len(s["unanswered"]) for s in data["submissions"])
@@ -95,7 +101,13 @@ def as_json(report) -> str:
 
 
 MARK = {"correct": "✓", "partial": "~", "wrong": "✗", "invalid": "✗", "unknown": "?", "needs_person": "…",
-        "error": "!"}
+        "error": "!", "unanswered": "-"}
+WIDTH = 100         # text reports: a code answer's test messages are wrapped to this width
+
+
+def plural(n: int, word: str) -> str:
+    """'1 submission', '2 submissions'."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def printable(text: str) -> str:
@@ -114,9 +126,11 @@ def _pending_note(r) -> str:
     return f"needs a person to grade it ({_num(r.pending_points)} points, counted 0 until then)"
 
 
-def as_text(report) -> str:
+def as_text(report, errors: bool = True) -> str:
+    """The report for people; ``errors``: with the input errors at the top (the command writes
+    them to stderr instead)."""
     lines = []
-    for e in report.errors:
+    for e in (report.errors if errors else ()):
         lines.append(f"error: {e}")
     for s in report.submissions:
         lines.append(f"{s.learner} ({s.file}): {_num(s.score)}/{_num(s.max_score)}"
@@ -125,11 +139,17 @@ def as_text(report) -> str:
                      + (f", {len(s.unanswered)} unanswered" if s.unanswered else ""))
         for r in s.results:
             answer = printable(r.answer if isinstance(r.answer, str) else json.dumps(r.answer, default=str))
+            first, *more = r.feedback.split("\n")
             lines.append(f"  {MARK.get(r.status, ' ')} {r.id}  {_points(r)}  "
-                         f"{answer!s}  — {r.feedback}" + (f" [read as {r.read_as}]" if r.read_as and r.read_as not in r.feedback else ""))
+                         f"{answer!s}  — {first}" + (f" [read as {r.read_as}]" if r.read_as and r.read_as not in r.feedback else ""))
+            for extra in more:          # a code answer: each failed test, wrapped under the answer
+                lines += textwrap.wrap(extra, WIDTH, initial_indent="      ", subsequent_indent="          ",
+                                       break_on_hyphens=False) or [""]
+        for pid in s.unanswered:
+            lines.append(f"  {MARK['unanswered']} {pid}  not answered")
     n = sum(len(s.results) for s in report.submissions)
-    lines.append(f"{len(report.submissions)} submissions, {n} answers graded"
-                 + (f", {len(report.errors)} input errors" if report.errors else ""))
+    lines.append(f"{plural(len(report.submissions), 'submission')}, {plural(n, 'answer')} graded"
+                 + (f", {plural(len(report.errors), 'input error')}" if report.errors else ""))
     return "\n".join(printable(line) for line in lines) + "\n"
 
 
@@ -141,22 +161,55 @@ def xml_safe(value) -> str:
     return _XML_BAD.sub(lambda m: f"\\u{ord(m.group()):04x}", str(value))
 
 
-def as_junit(report) -> str:
+def _share(r, t) -> float:
+    """A code test's share of its answer's points (the tests count alike)."""
+    return r.max_score / len(r.tests) if r.tests else r.max_score
+
+
+def as_junit(report, points=None) -> str:
+    """One testsuite per submission: a testcase per answer; a code answer's tests each a
+    testcase of their own (``id::test``), with their own message; an unanswered problem a
+    failing testcase."""
     suites = ET.Element("testsuites", name="grader grade")
     for s in report.submissions:
-        failures = sum(1 for r in s.results if r.correct is False)
-        skipped = sum(1 for r in s.results if r.correct is None)
-        suite = ET.SubElement(suites, "testsuite", name=xml_safe(s.learner), tests=str(len(s.results)),
-                              failures=str(failures), skipped=str(skipped), errors="0", file=xml_safe(s.file))
+        suite = ET.SubElement(suites, "testsuite", name=xml_safe(s.learner), file=xml_safe(s.file))
+        counts = {"tests": 0, "failures": 0, "skipped": 0}
+
+        def case(name, r=None, file=None, line=""):
+            counts["tests"] += 1
+            return ET.SubElement(suite, "testcase", classname=xml_safe(s.learner), name=xml_safe(name),
+                                 file=xml_safe(file or s.file), line=line)
+
         for r in s.results:
-            case = ET.SubElement(suite, "testcase", classname=xml_safe(s.learner), name=xml_safe(r.id),
-                                 file=xml_safe(r.location.file if r.location else s.file),
-                                 line=str(r.location.line) if r.location and r.location.line else "")
-            ET.SubElement(case, "system-out").text = xml_safe(f"score {_points(r)}: {r.feedback}")
+            file = r.location.file if r.location else s.file
+            line = str(r.location.line) if r.location and r.location.line else ""
+            if r.tests:
+                for t in r.tests:
+                    c = case(f"{r.id}::{t.name}", r, file, line)
+                    ET.SubElement(c, "system-out").text = xml_safe(
+                        f"score {_num(round(_share(r, t) if t.passed else 0, 6))}/{_num(round(_share(r, t), 6))}")
+                    if not t.passed:
+                        counts["failures"] += 1
+                        ET.SubElement(c, "failure", message=xml_safe(t.message), type="failed").text = xml_safe(t.message)
+                continue
+            c = case(r.id, r, file, line)
+            ET.SubElement(c, "system-out").text = xml_safe(f"score {_points(r)}: {r.feedback}")
             if r.correct is False:
-                ET.SubElement(case, "failure", message=xml_safe(r.feedback), type=r.status).text = xml_safe(f"answer: {r.answer}")
+                counts["failures"] += 1
+                ET.SubElement(c, "failure", message=xml_safe(r.feedback), type=r.status).text = xml_safe(f"answer: {r.answer}")
             elif r.correct is None:
-                ET.SubElement(case, "skipped", message=xml_safe(r.feedback))
+                counts["skipped"] += 1
+                ET.SubElement(c, "skipped", message=xml_safe(r.feedback))
+        for pid in s.unanswered:
+            c = case(pid)
+            counts["failures"] += 1
+            worth = (points or {}).get(pid)
+            ET.SubElement(c, "failure", message="not answered", type="unanswered").text = xml_safe(
+                "not answered" + (f" (0/{_num(worth)})" if worth is not None else ""))
+        suite.set("tests", str(counts["tests"]))
+        suite.set("failures", str(counts["failures"]))
+        suite.set("skipped", str(counts["skipped"]))
+        suite.set("errors", "0")
     if report.errors:
         suite = ET.SubElement(suites, "testsuite", name="input", tests=str(len(report.errors)),
                               failures="0", errors=str(len(report.errors)), skipped="0")
@@ -167,18 +220,35 @@ def as_junit(report) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
-def as_gradescope(report) -> str:
+def as_gradescope(report, points=None) -> str:
+    """Gradescope's results.json: a test per answer; a code answer's tests each a test of their
+    own (its share of the points, its own message; hidden tests ``visibility:
+    after_published``); an unanswered problem a failed test worth 0 of its points."""
     if len(report.submissions) != 1:
         from grader.errors import InputError
         raise InputError(f"gradescope's results.json holds one submission; got {len(report.submissions)}")
     s = report.submissions[0]
     tests = []
     for r in s.results:
+        if r.tests:
+            for t in r.tests:
+                share = _share(r, t)
+                test = {"name": f"{r.id}: {t.name}", "score": _num(share if t.passed else 0), "max_score": _num(share),
+                        "status": "passed" if t.passed else "failed", "output": t.message or "passed"}
+                if t.hidden:
+                    test["visibility"] = "after_published"
+                tests.append(test)
+            continue
         test = {"name": r.id, "score": _num(r.score), "max_score": _num(r.max_score),
                 "status": "passed" if r.correct else "failed", "output": f"Your answer: {r.answer}\n{r.feedback}"}
         if r.pending_points:
             test.update(name=f"{r.id} (needs a person to grade it)", status="passed",
                         output=f"Your answer: {r.answer}\n{r.feedback}\n{_pending_note(r).capitalize()}.")
+        tests.append(test)
+    for pid in s.unanswered:
+        test = {"name": pid, "score": 0, "status": "failed", "output": "Not answered."}
+        if points and pid in points:
+            test["max_score"] = _num(points[pid])
         tests.append(test)
     out = {"score": _num(s.score), "max_score": _num(s.max_score), "tests": tests}
     notes = [str(e) for e in report.errors]
@@ -189,8 +259,18 @@ def as_gradescope(report) -> str:
     return _dumps(out, 2) + "\n"
 
 
-def render(report, fmt: str) -> str:
+def render(report, fmt: str, *, points=None, summary=None, text_errors: bool = True) -> str:
     """The report in ``fmt``, as text that UTF-8 can always encode (every writer escapes what it
-    writes; a last pass makes sure of it, so that the report is never lost to one string)."""
-    text = {"text": as_text, "json": as_json, "junit": as_junit, "gradescope": as_gradescope}[fmt](report)
+    writes; a last pass makes sure of it, so that the report is never lost to one string).
+    ``points``: problem id -> points (the bank's), for the unanswered problems' worth;
+    ``summary``: a :class:`grader.grade.summary.ClassSummary` to add (text and json)."""
+    if fmt in ("junit", "gradescope"):
+        text = {"junit": as_junit, "gradescope": as_gradescope}[fmt](report, points)
+    elif fmt == "json":
+        text = as_json(report, summary)
+    else:
+        text = as_text(report, errors=text_errors)
+        if summary is not None:
+            from .summary import summary_text
+            text += "\n" + "\n".join(printable(line) for line in summary_text(summary).splitlines()) + "\n"
     return text if fmt in ("json", "gradescope") else safe_text(text)     # (JSON: made safe as it is dumped)

@@ -148,7 +148,7 @@ def result(problem_id: Any, raw: Any, problem: Problem | None, variant: str | No
     return AnswerResult(id=str(problem_id), answer=echo(raw), score=0.0 if pending else round(grade.credit * points, 6),
                         max_score=points, correct=grade.correct, feedback=feedback, status=grade.status,
                         read_as=grade.read_as, variant=variant, location=location, pending_points=pending,
-                        latex=grade.latex)
+                        latex=grade.latex, tests=grade.tests)
 
 
 def key_of(raw: Any) -> tuple[str, Any]:

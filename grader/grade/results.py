@@ -23,6 +23,17 @@ STATUSES = ("correct", "partial", "wrong", "invalid", "unknown", "needs_person",
 
 
 @dataclass(frozen=True)
+class CodeTestResult:
+    """One test of a code answer: its name (``file::test[case]``), passed or not, its own
+    message, and whether it is a hidden test (learners see it only once grades are published)."""
+
+    name: str
+    passed: bool
+    message: str = ""
+    hidden: bool = False
+
+
+@dataclass(frozen=True)
 class AnswerGrade:
     """What checking one answer says: ``credit`` (0..1 of the points), ``correct`` (None: a
     person decides), ``feedback``, ``read_as`` (how the answer was read), ``status`` (one of
@@ -34,6 +45,7 @@ class AnswerGrade:
     read_as: str | None
     status: str
     latex: str | None = None
+    tests: tuple[CodeTestResult, ...] = ()     # a code answer: every test, with its own message
 
 
 def invalid(message: str) -> AnswerGrade:
@@ -57,6 +69,7 @@ class AnswerResult:
     location: Location | None = None
     pending_points: float = 0.0  # a person must grade it: its points (in max_score, counted 0 in score)
     latex: str | None = None     # the reading as LaTeX (SymPy's printer), where there is math
+    tests: tuple[CodeTestResult, ...] = ()  # a code answer: every test, with its own message
 
 
 Result = AnswerResult           # its name before the public API
@@ -102,11 +115,16 @@ def num(x: float) -> float | int:
 
 
 def result_json(r: AnswerResult) -> dict[str, Any]:
-    """One answer's object in ``grader grade --format json``."""
-    return {"id": r.id, "answer": r.answer, "score": num(r.score), "max_score": num(r.max_score),
-            "pending_points": num(r.pending_points), "correct": r.correct, "feedback": r.feedback,
-            "status": r.status, "read_as": r.read_as, "variant": r.variant,
-            "location": str(r.location) if r.location else None}
+    """One answer's object in ``grader grade --format json`` (a code answer's has ``tests``:
+    each test's name, passed, message, hidden)."""
+    out = {"id": r.id, "answer": r.answer, "score": num(r.score), "max_score": num(r.max_score),
+           "pending_points": num(r.pending_points), "correct": r.correct, "feedback": r.feedback,
+           "status": r.status, "read_as": r.read_as, "variant": r.variant,
+           "location": str(r.location) if r.location else None}
+    if r.tests:
+        out["tests"] = [{"name": t.name, "passed": t.passed, "message": t.message, "hidden": t.hidden}
+                        for t in r.tests]
+    return out
 
 
 def submission_json(s: SubmissionResult) -> dict[str, Any]:

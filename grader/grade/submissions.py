@@ -20,6 +20,7 @@ malformed, and every other submission and answer of the file is still returned, 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,15 +65,32 @@ class Loaded:
     unreadable: bool
 
 
+def natural_key(path: Path) -> tuple:
+    """Files in natural order: s0, s1, s2, s10 (numbers compared as numbers), folder by folder."""
+    return tuple(tuple((0, int(t), t) if t.isdigit() else (1, 0, t.lower()) for t in re.split(r"(\d+)", part) if t)
+                 for part in path.parts)
+
+
+def _shown(path) -> Path:
+    """A path as reports show it: relative to the working folder when it lies inside it."""
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            return p.relative_to(Path.cwd())
+        except ValueError:
+            return p
+    return p
+
+
 def answer_files(paths, errors: list | None = None) -> list[Path]:
     """The answer files of ``paths`` (files, or folders searched for them); a path that does not
     exist is an error in ``errors`` (or, without that list, returned as it is, for the reader)."""
     files = []
-    for p in map(Path, paths):
+    for p in map(_shown, paths):
         if p.is_dir():
             # every entry but a folder: one that is not a regular file (a FIFO, a device, a link
             # to one) is refused by the reader, with its path, and the others are graded
-            files.extend(q for q in sorted(p.rglob("*"))
+            files.extend(q for q in sorted(p.rglob("*"), key=natural_key)
                          if q.suffix.lower() in SUFFIXES and not q.is_dir()
                          and not any(part.startswith(".") for part in q.relative_to(p).parts))
         elif errors is not None and not p.exists() and not p.is_symlink():

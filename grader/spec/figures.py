@@ -1,12 +1,15 @@
-"""Figures as texts state them: "1,048,576", "≈ 34.4B", "≈ 16.8 MB", "~1M parameters".
+"""Figures as texts state them: "1,048,576", "≈ 34.4B", "≈ 16.8 MB", "~1M parameters",
+"2.36 million", "about 1.05M", "128 dims".
 
-A figure is exact unless it is marked approximate (≈, ~, "about") or uses a scale
-suffix (K, M, B/G, T) or a decimal point; an approximate figure's tolerance is half a
-unit in its last stated digit ("34.4B" = 34.4·10⁹ ± 0.05·10⁹; "16.8 MB" = 16.8·10⁶ ±
-0.05·10⁶ bytes). Byte units are SI (kB, MB, GB = 10³ⁿ) or IEC (KiB, MiB, GiB = 2¹⁰ⁿ).
+The text is read by :mod:`grader.quantities`, the reader the learners' answers use too (the
+same marks, magnitudes, units and count nouns). A figure is exact unless it is marked
+approximate (≈, ~, about, approx.) or uses a magnitude (K, M, B/G, T, thousand, million,
+billion) or a decimal point; an approximate figure's tolerance is half a unit in its last
+stated digit ("34.4B" = 34.4·10⁹ ± 0.05·10⁹; "16.8 MB" = 16.8·10⁶ ± 0.05·10⁶ bytes). Byte
+units are SI (kB, MB, GB = 10³ⁿ) or IEC (KiB, MiB, GiB = 2¹⁰ⁿ), their factors from pint
+(imported only for a figure with a unit). A bare "B" after a number is a billion here.
 
-Numbers are parsed with :class:`fractions.Fraction`, never evaluated. (A small table, not
-pint: the whole of ``check-spec`` must stay within 1.5× a bare ``import torch``.)
+Numbers are read as :class:`fractions.Fraction`, never evaluated.
 """
 from __future__ import annotations
 
@@ -14,13 +17,9 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-SCALES = {"": 1, "K": 10**3, "k": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
-UNITS = {"bytes": 1, "byte": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-         "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
-WORDS = {"", "FLOPs", "FLOP", "flops", "parameters", "params", "heads", "attention matrices", "matrices"}
-_FIGURE = re.compile(
-    r"^\s*(?P<approx>≈|~|about\s+)?\s*(?P<num>[0-9][0-9,]*(?:\.[0-9]+)?)\s*(?P<scale>[KkMBGT]?)(?![A-Za-z])"
-    r"(?:\s*(?P<unit>[A-Za-z]+(?:\s+[a-z]+)?))?\s*$")
+from grader.quantities import DATA, UNITS, TextError, factor, read_literal, split_number, strip_approx
+
+EXPECTED = "expected a number like 1,048,576 or ≈ 34.4B or ≈ 16.8 MB"
 
 
 class FigureError(ValueError):
@@ -62,26 +61,40 @@ def to_fraction(x) -> Fraction:
 def parse_figure(text) -> Figure:
     """Read a stated figure; raises FigureError saying what was expected."""
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
-        raise FigureError("expected a number like 1,048,576 or ≈ 34.4B or ≈ 16.8 MB")
+        raise FigureError(EXPECTED)
     if isinstance(text, (int, float)):
         text = repr(text)
-    m = _FIGURE.match(text)
-    if not m:
-        raise FigureError("expected a number like 1,048,576 or ≈ 34.4B or ≈ 16.8 MB")
-    num, scale, unit = m.group("num"), m.group("scale"), m.group("unit") or ""
-    if "," in num and not re.fullmatch(r"[0-9]{1,3}(,[0-9]{3})+(\.[0-9]+)?", num):
-        raise FigureError(f"misplaced thousands separator in {num!r}")
-    if unit and unit not in UNITS and unit not in WORDS:
-        raise FigureError(f"unknown unit {unit!r}; expected one of {', '.join(UNITS)} or a word like FLOPs")
-    digits = num.replace(",", "")
-    if len(digits) > MAX_DIGITS:
-        raise FigureError(f"a stated figure has at most {MAX_DIGITS} digits, not {len(digits):,}")
-    decimals = len(digits.split(".")[1]) if "." in digits else 0
-    factor = SCALES[scale] * UNITS.get(unit, 1)
-    value = Fraction(digits) * factor
-    approx = bool(m.group("approx")) or bool(scale) or decimals > 0
-    tolerance = Fraction(1, 2) * Fraction(1, 10**decimals) * factor if approx else Fraction(0)
-    return Figure(text.strip(), value, tolerance, unit if unit in UNITS else "")
+    try:
+        lit = read_literal(text, units=True, nouns=True, bare_b_is_byte=False, max_digits=MAX_DIGITS)
+    except TextError as e:
+        raise FigureError(str(e)) from None
+    if lit is None:
+        raise FigureError(_why_not(text))
+    unit, f = "", Fraction(1)
+    if lit.unit is not None:
+        pint_name, what = UNITS[lit.unit]
+        if what == DATA:
+            unit, f = lit.unit, factor(pint_name, "byte")
+        elif what != "a number of operations":      # FLOPs count; a time is no stated figure here
+            raise FigureError(f"unit {lit.unit!r} is not one a figure states; expected bytes (kB, MB, KiB, "
+                              "MiB, ...) or a word like FLOPs")
+        else:
+            f = factor(pint_name, "flop")
+    approx = lit.approx or lit.scaled or lit.point
+    tolerance = Fraction(10) ** lit.stated_place / 2 * f if approx else Fraction(0)
+    return Figure(text.strip(), lit.value * f, tolerance, unit)
+
+
+def _why_not(text: str) -> str:
+    _, body = strip_approx(text)
+    found = split_number(body)
+    if found is None:
+        return EXPECTED
+    m, rest = found
+    if re.match(r"[,_'][0-9]", rest):
+        return f"misplaced thousands separator in {body.strip()!r}"
+    return (f"unknown unit {rest!r}; expected one of bytes, kB, MB, GB, KiB, MiB, GiB, a magnitude "
+            "(K, M, B, thousand, million, billion) or a word like FLOPs, parameters, dims")
 
 
 def fmt(x) -> str:

@@ -64,9 +64,12 @@ class Sections:
         return str(value)
 
     def unknown_keys(self, mapping: Any, allowed: Iterable[str], what: str) -> None:
+        import difflib
         for k in mapping:
             if k not in allowed:
-                self.error(f"unknown key {k!r} in {what}; expected one of: {', '.join(sorted(allowed))}",
+                close = difflib.get_close_matches(str(k), sorted(allowed), n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                self.error(f"unknown key {k!r} in {what}; {hint}expected one of: {', '.join(sorted(allowed))}",
                            mapping.key_loc(k))
 
     def expr(self, text: Any, loc: Location | None, *, relations: bool = False, what: str = "expression") -> Any:
