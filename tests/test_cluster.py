@@ -261,3 +261,47 @@ def test_a_hostile_task_is_blamed_alone_as_in_the_local_pool(dask_cluster):
     # (a race, locally too); the grade made of it does not use the detail
     assert {k: v.reason for k, v in got[1].items()} == {k: v.reason for k, v in want[1].items()}
     assert got[0][1].reason == "timeout" and got[0][0] is None and got[1][0].reason == "died"
+
+
+# ------------------------------------------------------------------ check-spec --scheduler
+
+def test_measured_claims_run_on_a_worker_with_the_local_verdicts(dask_cluster):
+    from grader.spec.run import check_paths
+    local = check_paths(None, only="s-4-*")
+    remote = check_paths(None, only="s-4-*", scheduler=dask_cluster.address)
+    measured = [c for r in remote for cr in r.results for c in cr.checks if c.method == "measured"]
+    assert measured and all("[measured on worker " in c.summary for c in measured)
+    assert [(cr.claim.id, cr.verdict) for r in remote for cr in r.results] == \
+        [(cr.claim.id, cr.verdict) for r in local for cr in r.results]
+    strip = [c.summary.split(" [measured on ")[0] for c in measured]
+    assert strip == [c.summary for r in local for cr in r.results for c in cr.checks if c.method == "measured"]
+
+
+def test_a_gpu_claim_is_refused_without_a_gpu_worker_and_routed_to_one(dask_cluster):
+    # No worker declares GPU: --device cuda is refused before anything is measured.
+    from grader.errors import OptionError
+    from grader.cluster.claims import DaskMeasurer
+    from grader.spec.load import load_subjects
+    from grader.spec.run import check_claim, check_paths
+    with pytest.raises(OptionError) as e:
+        check_paths(None, only="s-4-*", device="cuda", scheduler=dask_cluster.address)
+    assert "declares a GPU resource" in e.value.message and e.value.option == "--device"
+    # A worker that declares GPU=1 (this machine has no GPU: only the routing is tested, and
+    # the honest refusal that follows from it): the probe runs there and says torch sees no CUDA
+    dask_cluster.worker("gpu", resources="GPU=1")
+    try:
+        with pytest.raises(OptionError) as e:
+            check_paths(None, only="s-4-*", device="cuda", scheduler=dask_cluster.address)
+        assert "CUDA is not available on worker gpu at " in e.value.message and "(GPU resource)" in e.value.message
+        # a claim measured on the meta device (sizes only) needs no CUDA: sent to the GPU worker,
+        # it holds there as it does here, and its evidence names the GPU worker
+        subject = load_subjects(None)[0]
+        with DaskMeasurer(dask_cluster.address, device="cuda") as m:
+            on_gpu = check_claim(subject, "s-4-no-overhead", measurer=m, device="cuda")
+        here = check_claim(subject, "s-4-no-overhead")
+        assert on_gpu.verdict == here.verdict == "holds"
+        assert "[measured on worker gpu at " in on_gpu.checks[0].summary
+        assert "(GPU resource)]" in on_gpu.checks[0].summary
+    finally:
+        dask_cluster.stop("gpu")
+        dask_cluster.wait_for(lambda n: "gpu" not in n, "the GPU worker to leave")

@@ -35,7 +35,7 @@ class Cluster:
         """Tasks the workers run at once (their threads, together)."""
         return max(1, sum(int(w.get("nthreads", 1)) for w in self.workers().values()))
 
-    def check_versions(self) -> None:
+    def check_versions(self, nothing: str = "nothing was graded") -> None:
         """:class:`ClusterError` unless every worker's versions are the client's."""
         mine = versions()
         try:
@@ -47,7 +47,7 @@ class Cluster:
             diff = [f"{k} {got.get(k, '?')} (client: {mine[k]})" for k in VERSION_KEYS if got.get(k) != mine[k]]
             if diff:
                 raise ClusterError(f"worker {worker} of {self.address} runs " + ", ".join(diff)
-                                   + "; refused, nothing was graded")
+                                   + f"; refused, {nothing}")
 
     def close(self) -> None:
         try:
@@ -77,7 +77,7 @@ def parse(address: str) -> tuple[str, int | None]:
 
 
 def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, workers_s: float = WORKERS_S,
-            memory_limit: str | None = None, warm_up: bool = True) -> Cluster:
+            memory_limit: str | None = None, warm_up: bool = True, nothing: str = "nothing was graded") -> Cluster:
     """A :class:`Cluster` for ``address`` (see the module doc); the start-up check unless ``check``
     is false; ``warm_up``: start the workers' check processes now. ``memory_limit``: each local worker's (``local:N`` only; None: Dask's default)."""
     try:
@@ -98,16 +98,16 @@ def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, w
         if local is not None:
             local.close()
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {why}; nothing was graded") from None
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {why}; {nothing}") from None
     cluster = Cluster(address, client, local)
     try:
         try:
             client.wait_for_workers(1, timeout=workers_s)
         except (TimeoutError, OSError):
             raise ClusterError(f"no Dask worker joined the scheduler at {address} within {workers_s:g} s; "
-                               "nothing was graded") from None
+                               f"{nothing}") from None
         if check:
-            cluster.check_versions()
+            cluster.check_versions(nothing)
         if warm_up:
             client.run(warm)
     except BaseException:
