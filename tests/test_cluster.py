@@ -305,3 +305,86 @@ def test_a_gpu_claim_is_refused_without_a_gpu_worker_and_routed_to_one(dask_clus
     finally:
         dask_cluster.stop("gpu")
         dask_cluster.wait_for(lambda n: "gpu" not in n, "the GPU worker to leave")
+
+
+# ------------------------------------------------------------------ serve --scheduler
+
+ADD_BANK = '''subject: 17-08
+problems:
+  - id: 17-08/code-add
+    prompt: "Write add(a, b): the sum of two numbers."
+    kind: code
+    points: 4
+    tests: add/
+'''
+ADD_TESTS = '''def test_add(solution):
+    assert solution.add(2, 3) == 5
+
+
+def test_add_negative(solution):
+    assert solution.add(-2, 2) == 0
+'''
+SLOW_RIGHT = b"import time\n\n\ndef add(a, b):\n    time.sleep(1.5)\n    return a + b\n"
+WRONG = b"def add(a, b):\n    return a - b\n"
+
+
+def test_service_jobs_run_on_the_cluster_and_a_killed_worker_loses_none(dask_cluster, tmp_path):
+    from sqlalchemy import insert, select
+
+    from grader.cluster.jobs import DaskJobExecutor
+    from grader.db import Database
+    from grader.db.models import Job, User, now
+    from grader.serve.jobs import JobRunner
+    from grader.serve.jobwork import config
+    from grader.serve.settings import Settings
+
+    bank = tmp_path / "bank"
+    (bank / "add").mkdir(parents=True)
+    (bank / "bank.yaml").write_text(ADD_BANK)
+    (bank / "add" / "test_add.py").write_text(ADD_TESTS)
+    db = Database(f"sqlite:///{tmp_path / 'jobs.db'}")
+    db.ensure_schema()
+    jobs = {f"job-{i}": SLOW_RIGHT if i % 2 == 0 else WRONG for i in range(4)}
+    with db.write() as conn:
+        conn.execute(insert(User).values(id=1, login="l", name="", email="", role="learner", created_at=now()))
+        for jid, code in jobs.items():
+            conn.execute(insert(Job).values(id=jid, kind="code", user_id=1, status="queued", done=0, tries=0,
+                                            params={"problem": "17-08/code-add", "filename": "mine.py"},
+                                            data=code, created_at=now()))
+    recorded: list[str] = []
+
+    def finish(conn, job, result):
+        recorded.append(job.id)
+        return result
+
+    executor = DaskJobExecutor(dask_cluster.address)
+    runner = JobRunner(db, executor, config(Settings(exercises=str(bank))), prepare=None, finish=finish)
+    client = executor.cluster.client
+    killed = None
+    runner.start()
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            with db.read() as conn:
+                rows = dict(conn.execute(select(Job.id, Job.status)).all())
+            if all(s in ("done", "failed") for s in rows.values()):
+                break
+            if killed is None:          # a worker running a job: SIGKILL it
+                busy = [a for a, keys in client.processing().items() if any("grader-job-" in k for k in keys)]
+                if busy:
+                    os.kill(client.run(os.getpid, workers=[busy[0]])[busy[0]], signal.SIGKILL)
+                    killed = busy[0]
+            time.sleep(0.2)
+    finally:
+        runner.stop()
+        executor.close()
+    with db.read() as conn:
+        rows = {r.id: r for r in conn.execute(select(Job.id, Job.status, Job.result, Job.error))}
+    db.dispose()
+    assert killed is not None
+    assert sorted(recorded) == sorted(jobs)             # each result stored once
+    for jid, code in jobs.items():
+        assert rows[jid].status == "done", rows[jid].error
+        answer = rows[jid].result["answer"]
+        assert answer["status"] == ("correct" if code is SLOW_RIGHT else "wrong"), answer
+    dask_cluster.wait_for(lambda n: {"a", "b"} <= set(n), "the nanny to restart the killed worker")

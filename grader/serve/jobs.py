@@ -8,8 +8,9 @@ changes: :mod:`.store`), in one transaction. At start-up, jobs left ``running`` 
 queued again; a job that was started three times without finishing is failed.
 
 :class:`JobExecutor` is the seam for a cluster: :class:`LocalJobExecutor` is a process pool in
-`grader serve`; another executor (Dask) only has to run ``engine.run_job`` somewhere and
-resolve the future.
+`grader serve`; with ``--scheduler`` the jobs run on a Dask cluster
+(:class:`grader.cluster.jobs.DaskJobExecutor`, which runs ``engine.run_job`` on a worker and
+resolves the future; a job its cluster lost comes back as ``BrokenProcessPool``: queued again).
 """
 from __future__ import annotations
 
@@ -85,6 +86,15 @@ class LocalJobExecutor:
         self._drain.join(timeout=2)
         self._progress.close()
         self._progress.join_thread()
+
+
+def job_executor(settings, on_progress: Callable[[str, int, int | None], None] | None = None) -> JobExecutor:
+    """The service's job executor: a Dask cluster's workers with ``settings.scheduler``
+    (:class:`grader.cluster.jobs.DaskJobExecutor`), else :class:`LocalJobExecutor`."""
+    if getattr(settings, "scheduler", None):
+        from grader.cluster.jobs import DaskJobExecutor
+        return DaskJobExecutor(settings.scheduler, on_progress=on_progress)
+    return LocalJobExecutor(settings.job_workers, on_progress=on_progress)
 
 
 class JobRunner:

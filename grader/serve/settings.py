@@ -24,3 +24,4 @@ class Settings:
     burst: int = 100                # ... and in a burst
     max_queued_jobs: int = 5        # a learner's code jobs waiting at once
     token_cache_s: float = 1.0      # a valid token is looked up again after this long (revocation delay)
+    scheduler: str | None = None    # jobs on a Dask cluster: its scheduler's address, or local:N (grader.cluster)
