@@ -1,11 +1,11 @@
 """What runs on a Dask worker (the worker imports this module: it has grader installed).
 
 - :func:`versions`: what the start-up check compares (grader, its source, torch, Python).
-- :func:`run_chunk`: a chunk of check tasks in this worker's check processes
+- :func:`run_chunk`: a chunk of check tasks in one of this worker's check processes
   (:class:`grader.grade.processes.ProcessExecutor`: fresh Python processes, since a Dask worker
-  is a daemon process with threads and must not fork; each task under the same per-answer
-  limits as in the local pool (:class:`grader.grade.pool.Guard`), and a hostile answer that
-  kills or hangs its process costs only itself). Code answers arrive as :class:`ShippedCode` (the solution's bytes
+  is a daemon process with threads and must not fork), each task under the local pool's
+  per-answer limits (:class:`ChunkRunner`); a hostile answer that kills or hangs its process
+  costs only itself (the chunk is then run again task by task, each alone). Code answers arrive as :class:`ShippedCode` (the solution's bytes
   and its problem's test files, since a worker on another machine has neither), are written to a
   folder of the chunk's own and graded in this worker's sandbox (:func:`grader.grade.check.grade_code_task`).
 """
@@ -144,6 +144,50 @@ def _executor() -> Any:
         return ex
 
 
+class ChunkRunner:
+    """What a check process runs for a whole chunk: each task in turn under its own limits
+    (:class:`grader.grade.pool.Guard`, as a local pool's worker runs them), so that a chunk
+    costs one message each way and what the checks warm up (SymPy's and pint's caches) stays
+    warm in the check process. A task that kills the process, or hangs it in C code past the
+    chunk's deadline, costs the chunk: :func:`run_chunk` then runs its tasks again one by one,
+    each alone in a check process, and only the culprit fails (the local pool's blame)."""
+
+    def __init__(self, landed: Landed, limits: Any) -> None:
+        self.landed = landed
+        self.limits = limits
+        self.token = f"{landed.token}-chunks-{hash(limits)}" if landed.token else None
+
+    def __call__(self, tasks: list[tuple[Any, Any]]) -> dict[Any, Any]:
+        from grader.grade.pool import limits_for
+        guard = _guard()
+        return {tid: guard.run(self.landed, p, limits_for(self.landed, p, self.limits)) for tid, p in tasks}
+
+
+_guards: list[Any] = []
+
+
+def _guard() -> Any:
+    """This check process's Guard for the tasks of a chunk (made once)."""
+    if not _guards:
+        from grader.grade.pool import Guard
+        _guards.append(Guard())
+    return _guards[0]
+
+
+PER_TASK_S = 0.1        # a chunk's deadline: its slowest task's budget, this per task, and CHUNK_S
+CHUNK_S = 10.0
+
+
+def _chunk_limits(handler: Any, tasks: list[tuple[Any, Any]], limits: Any) -> Any:
+    """The limits of a whole chunk in its check process: each task is held to its own limits
+    by its alarm; past this deadline (a task stuck in C code, where no alarm reaches) the
+    process is killed and the chunk's tasks are run again one by one."""
+    from grader.grade.pool import AnswerLimits, limits_for
+    slowest = max(m.timeout_s + m.grace_s for m in (limits_for(handler, p, limits) for _, p in tasks))
+    total = slowest + PER_TASK_S * len(tasks) + CHUNK_S
+    return AnswerLimits(timeout_s=total, cpu_s=int(total) + 60, memory_mb=0, grace_s=1.0)
+
+
 class VersionMismatch(Exception):
     """A worker that joined after the start-up check runs other versions than the client's."""
 
@@ -159,10 +203,29 @@ def run_chunk(checker: Any, chunk: list[tuple[Any, Any]], limits: Any, expected:
     with tempfile.TemporaryDirectory(prefix="grader-cluster-") as tmp:
         tasks = [(tid, _land(Path(tmp), i, p, checker) if isinstance(p, ShippedCode) else p)
                  for i, (tid, p) in enumerate(chunk)]
-        return _executor().run(tasks, Landed(checker), limits=limits)
+        landed = Landed(checker)
+        ex = _executor()
+        got = ex.run([(0, tasks)], ChunkRunner(landed, limits), limits=_chunk_limits(landed, tasks, limits))[0]
+        if isinstance(got, dict):
+            return got
+        # the chunk's process died or hung: each task again, alone, so that only the culprit fails
+        return ex.run(tasks, landed, limits=limits)
 
 
-def _nothing(payload: Any) -> None:
+def _warm_checks(payload: Any) -> None:
+    """What the first checks of a process would load (pint, the unit registry, the expression
+    parser and SymPy's equivalence), on text of our own: the first chunk then costs what any
+    other does."""
+    from grader.answers.units import factor
+    from grader.expr import SymbolTable, equivalent, parse
+    factor("MiB", "B")
+    try:
+        table = SymbolTable.build(symbols=["d"])
+        a = parse("4*d^2 + 4*d", table)
+        b = parse("4d(d+1)", table)
+        equivalent(a, b)
+    except Exception:  # noqa: BLE001  (a warm-up only: the checks say what is wrong, if anything)
+        pass
     return None
 
 
@@ -171,5 +234,5 @@ def warm() -> int:
     the first batch does not wait for them; the number started."""
     from grader.grade.pool import AnswerLimits
     ex = _executor()
-    ex.run([(i, i) for i in range(ex.workers)], _nothing, limits=AnswerLimits(timeout_s=60.0, cpu_s=60))
+    ex.run([(i, i) for i in range(ex.workers)], _warm_checks, limits=AnswerLimits(timeout_s=60.0, cpu_s=60))
     return int(ex.workers)
