@@ -56,8 +56,9 @@ class DaskProcesses:
                                             start_new_session=True, cwd=self.folder)
         log.close()
 
-    def scheduler(self) -> str:
-        self._start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+    def scheduler(self, port: int = 0) -> str:
+        self.file.unlink(missing_ok=True)
+        self._start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard",
                                   "--scheduler-file", str(self.file)])
         deadline = time.monotonic() + START_S
         while time.monotonic() < deadline:
@@ -94,9 +95,9 @@ class DaskProcesses:
             time.sleep(0.3)
         raise RuntimeError(f"timed out waiting for {what}")
 
-    def stop(self, name: str) -> None:
+    def stop(self, name: str, *, kill: bool = False) -> None:
         p = self.procs.pop(name)
-        for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 10)):
+        for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 10))[1 if kill else 0:]:
             try:
                 os.killpg(p.pid, sig)
             except ProcessLookupError:
@@ -388,3 +389,81 @@ def test_service_jobs_run_on_the_cluster_and_a_killed_worker_loses_none(dask_clu
         answer = rows[jid].result["answer"]
         assert answer["status"] == ("correct" if code is SLOW_RIGHT else "wrong"), answer
     dask_cluster.wait_for(lambda n: {"a", "b"} <= set(n), "the nanny to restart the killed worker")
+
+
+def _add_bank_and_jobs(tmp_path, n):
+    from sqlalchemy import insert
+
+    from grader.db import Database
+    from grader.db.models import Job, User, now
+    bank = tmp_path / "bank"
+    (bank / "add").mkdir(parents=True)
+    (bank / "bank.yaml").write_text(ADD_BANK)
+    (bank / "add" / "test_add.py").write_text(ADD_TESTS)
+    db = Database(f"sqlite:///{tmp_path / 'jobs.db'}")
+    db.ensure_schema()
+    jobs = {f"job-{i}": SLOW_RIGHT if i % 2 == 0 else WRONG for i in range(n)}
+    with db.write() as conn:
+        conn.execute(insert(User).values(id=1, login="l", name="", email="", role="learner", created_at=now()))
+        for jid, code in jobs.items():
+            conn.execute(insert(Job).values(id=jid, kind="code", user_id=1, status="queued", done=0, tries=0,
+                                            params={"problem": "17-08/code-add", "filename": "mine.py"},
+                                            data=code, created_at=now()))
+    return bank, db, jobs
+
+
+def test_service_jobs_survive_a_scheduler_that_dies_and_comes_back(tmp_path):
+    # a cluster of its own: its scheduler is killed (SIGKILL) while a job runs, then started
+    # again on the same address with a fresh worker; the service's jobs all finish, each once
+    from sqlalchemy import select
+
+    from grader.cluster.jobs import DaskJobExecutor
+    from grader.db.models import Job
+    from grader.serve.jobs import JobRunner
+    from grader.serve.jobwork import config
+    from grader.serve.settings import Settings
+
+    procs = DaskProcesses(tmp_path)
+    try:
+        address = procs.scheduler()
+        procs.worker("first")
+        bank, db, jobs = _add_bank_and_jobs(tmp_path, 2)
+        recorded: list[str] = []
+
+        def finish(conn, job, result):
+            recorded.append(job.id)
+            return result
+
+        executor = DaskJobExecutor(address)
+        runner = JobRunner(db, executor, config(Settings(exercises=str(bank))), prepare=None, finish=finish)
+        runner.start()
+        restarted = False
+        try:
+            deadline = time.monotonic() + 240
+            while time.monotonic() < deadline:
+                with db.read() as conn:
+                    rows = dict(conn.execute(select(Job.id, Job.status)).all())
+                if all(s in ("done", "failed") for s in rows.values()):
+                    break
+                if not restarted and "running" in rows.values():
+                    procs.stop("scheduler", kill=True)
+                    procs.stop("first")
+                    time.sleep(2)
+                    procs.scheduler(port=int(address.rsplit(":", 1)[1]))
+                    procs.worker("second")
+                    restarted = True
+                time.sleep(0.3)
+        finally:
+            runner.stop()
+            executor.close()
+        with db.read() as conn:
+            rows = {r.id: r for r in conn.execute(select(Job.id, Job.status, Job.result, Job.error, Job.tries))}
+        db.dispose()
+        assert restarted
+        assert any(r.tries >= 2 for r in rows.values())     # the job the cluster lost was started again
+        assert sorted(recorded) == sorted(jobs)             # each result stored once
+        for jid, code in jobs.items():
+            assert rows[jid].status == "done", rows[jid].error
+            assert rows[jid].result["answer"]["status"] == ("correct" if code is SLOW_RIGHT else "wrong")
+    finally:
+        procs.close()

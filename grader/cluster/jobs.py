@@ -7,7 +7,9 @@ database stays the record (:class:`grader.serve.jobs.JobRunner`): a worker that 
 to replace (its task runs again elsewhere); a task that killed its workers, or a scheduler
 lost, resolves the job's future with :class:`BrokenProcessPool`, which the runner answers by
 queueing the job again (tried at most ``MAX_TRIES`` times), and it records each result once
-(only a job still ``running`` is recorded).
+(only a job still ``running`` is recorded). While the scheduler is away, jobs stay queued:
+each submission tries to connect again, and one that cannot is refused with
+``BrokenProcessPool``, which the runner answers by leaving the job queued.
 
 The bank and spec named by the service's configuration are sent to the workers (their files,
 packed once, ``scatter(broadcast=True)``) and landed in a folder of each worker's own, so that
@@ -146,10 +148,38 @@ class DaskJobExecutor:
                 out[key] = self._files[(key, path)]
         return out
 
+    def _client(self) -> Any:
+        """The connected client; a new one when the scheduler was lost and is back, else
+        :class:`BrokenProcessPool` (the runner keeps the job queued)."""
+        client = self.cluster.client
+        if client.status == "running":
+            return client
+        if self.cluster.local is not None:
+            raise BrokenProcessPool(f"the Dask cluster {self.cluster.address} is closed")
+        from . import ClusterError
+        try:
+            fresh = connect(self.cluster.address, warm_up=False, nothing="the job stays queued", workers_s=5.0)
+        except ClusterError as e:
+            raise BrokenProcessPool(e.message) from None
+        old, self.cluster = self.cluster, fresh
+        self._files.clear()
+        if self._on_progress is not None:
+            fresh.client.subscribe_topic(TOPIC, self._progress)
+        try:
+            old.close()
+        except Exception:  # noqa: BLE001  (the old client's scheduler is gone)
+            pass
+        return fresh.client
+
     def submit(self, kind: str, job_id: str, params: dict, data: bytes | None, config: dict) -> Future:
         fut: Future = Future()
-        remote = self.cluster.client.submit(run_job, kind, job_id, params, data, config, self._shipped(config),
-                                            pure=False, key=f"grader-job-{job_id}-{os.urandom(4).hex()}")
+        client = self._client()
+        try:
+            remote = client.submit(run_job, kind, job_id, params, data, config, self._shipped(config),
+                                   pure=False, key=f"grader-job-{job_id}-{os.urandom(4).hex()}")
+        except Exception as e:  # noqa: BLE001  (the scheduler went away meanwhile: the job stays queued)
+            self._files.clear()
+            raise BrokenProcessPool(f"the Dask cluster is away: {type(e).__name__}: {e}") from None
 
         def done(f: Any) -> None:
             try:

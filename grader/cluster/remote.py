@@ -193,8 +193,8 @@ class VersionMismatch(Exception):
 
 
 def run_chunk(checker: Any, chunk: list[tuple[Any, Any]], limits: Any, expected: dict[str, str]) -> dict[Any, Any]:
-    """``{task id: outcome or Failure}`` for a chunk, run in one forked process under ``limits``
-    (see the module doc); :class:`VersionMismatch` on a worker whose versions are not
+    """``{task id: outcome or Failure}`` for a chunk, run in one of this worker's check processes,
+    each task under ``limits`` or its own (see the module doc); :class:`VersionMismatch` on a worker whose versions are not
     ``expected`` (the client's: a worker may join after the start-up check)."""
     mine = versions()
     if mine != expected:

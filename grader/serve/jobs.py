@@ -170,6 +170,12 @@ class JobRunner:
         try:
             params = self._prepare(row) if self._prepare else (row.params or {})
             fut = self.executor.submit(row.kind, row.id, params, row.data, self.config)
+        except BrokenProcessPool as e:  # the executor is away (a cluster's scheduler): the job waits for it
+            log.error("job %s could not be started (%s); it stays queued", row.id, e)
+            with self.db.write() as conn:
+                conn.execute(update(Job).where(Job.id == row.id, Job.status == "running")
+                             .values(status="queued", started_at=None, tries=row.tries))
+            return False
         except Exception as e:
             log.exception("starting job %s", row.id)
             self._record(row.id, None, f"could not start: {type(e).__name__}: {e}")
