@@ -122,7 +122,8 @@ def main() -> None:
             if one and two:
                 summary[f"{name}_scaling_2_workers"] = round(one[0] / two[0], 3)
                 print(f"  scaling, 2 workers over 1: {one[0] / two[0]:.2f}x")
-            per = (one or rows[(name, "local pool, 1 worker")])[0] / max(1, rows[(name, "local pool, 1 worker")][1]["unique"])
+            base = rows[(name, "local pool, 1 worker")]
+            per = (one or base)[0] / max(1, base[1]["unique"])
             summary[f"{name}_s_per_unique_check_1_worker"] = round(per, 6)
         print("\nresults against the local pool: " + "; ".join(same))
         print(json.dumps(summary))

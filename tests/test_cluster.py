@@ -31,6 +31,7 @@ from grader.cluster.connect import connect  # noqa: E402
 from grader.cluster.executor import DaskExecutor  # noqa: E402
 from grader.grade.executors import LocalPoolExecutor  # noqa: E402
 from grader.grade.formats import render  # noqa: E402
+from grader.grade.pool import Failure  # noqa: E402
 from grader.grade.run import grade_all  # noqa: E402
 from grader.grade.submissions import load_submissions  # noqa: E402
 
@@ -257,10 +258,12 @@ def test_a_hostile_task_is_blamed_alone_as_in_the_local_pool(dask_cluster):
         got = (ex.run(sleepy, time.sleep, limits=limits), ex.run(dying, os._exit, limits=limits))
     want = (LocalPoolExecutor(1).run(sleepy, time.sleep, limits=limits),
             LocalPoolExecutor(1).run(dying, os._exit, limits=limits))
-    assert got[0] == want[0]
-    # a death's detail names the exit status when the parent saw the exit before the closed pipe
-    # (a race, locally too); the grade made of it does not use the detail
-    assert {k: v.reason for k, v in got[1].items()} == {k: v.reason for k, v in want[1].items()}
+    # a failure's detail depends on timing, locally too (the alarm, or the parent's kill past the
+    # grace on a loaded machine; a death seen as the exit or as the closed pipe); the grade made
+    # of a failure uses its reason only
+    def reasons(out):
+        return {k: v.reason if isinstance(v, Failure) else v for k, v in out.items()}
+    assert reasons(got[0]) == reasons(want[0]) and reasons(got[1]) == reasons(want[1])
     assert got[0][1].reason == "timeout" and got[0][0] is None and got[1][0].reason == "died"
 
 
@@ -465,5 +468,30 @@ def test_service_jobs_survive_a_scheduler_that_dies_and_comes_back(tmp_path):
         for jid, code in jobs.items():
             assert rows[jid].status == "done", rows[jid].error
             assert rows[jid].result["answer"]["status"] == ("correct" if code is SLOW_RIGHT else "wrong")
+    finally:
+        procs.close()
+
+
+def test_a_scheduler_lost_mid_batch_ends_the_grading_with_one_line_and_no_report(tmp_path, class_files):
+    bank = load_bank(None)
+    loaded = load_submissions([class_files])
+    procs = DaskProcesses(tmp_path)
+    try:
+        address = procs.scheduler()
+        procs.worker("only")
+        seen: list[int] = []
+
+        def on_progress(k, total):
+            seen.append(k)
+            if total is None and "scheduler" in procs.procs:
+                procs.stop("scheduler", kill=True)          # SIGKILL, mid-batch
+
+        started = time.monotonic()
+        with DaskExecutor(address, chunk_max=2) as ex:
+            with pytest.raises(ClusterError) as e:
+                grade_all(bank, loaded.submissions, executor=ex, progress=on_progress)
+        assert time.monotonic() - started < 120
+        assert "nothing was graded" in e.value.message and "\n" not in e.value.message
+        assert sum(seen[1:]) < len(seen) * 2        # it stopped: far from every answer was reported
     finally:
         procs.close()

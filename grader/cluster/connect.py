@@ -77,15 +77,19 @@ def parse(address: str) -> tuple[str, int | None]:
 
 
 def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, workers_s: float = WORKERS_S,
-            memory_limit: str | None = None, warm_up: bool = True, nothing: str = "nothing was graded") -> Cluster:
+            memory_limit: str | None = None, warm_up: bool = True, nothing: str = "nothing was graded",
+            quiet: bool = True) -> Cluster:
     """A :class:`Cluster` for ``address`` (see the module doc); the start-up check unless ``check``
-    is false; ``warm_up``: start the workers' check processes now. ``memory_limit``: each local worker's (``local:N`` only; None: Dask's default)."""
+    is false; ``warm_up``: start the workers' check processes now. ``quiet``: Dask's own log
+    silenced (a command's user gets one line; a service keeps Dask's log). ``memory_limit``:
+    each local worker's (``local:N`` only; None: Dask's default). ``nothing``: how a refusal ends."""
     try:
         import distributed
     except ImportError:
         raise ClusterError("--scheduler needs Dask's distributed package: pip install 'grader[cluster]'") from None
-    import logging
-    logging.getLogger("distributed").setLevel(logging.ERROR)    # its warnings are not the user's business
+    if quiet:   # a command's user gets one line from us, not Dask's logged tracebacks
+        import logging
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
     where, n = parse(address)
     local = None
     try:

@@ -92,6 +92,8 @@ class DaskExecutor:
 
     def _remote(self, tasks: list[tuple[Any, Any]], handler: Any, limits: AnswerLimits,
                 on_result: Callable[[int], None] | None) -> dict[Any, Any]:
+        from concurrent.futures import CancelledError
+
         from distributed import as_completed
         from distributed.scheduler import KilledWorker
         client = self.cluster.client
@@ -146,9 +148,13 @@ class DaskExecutor:
                                            "nothing was graded") from None
                     except ClusterError:
                         raise
+                    except CancelledError:
+                        raise ClusterError(f"lost the Dask scheduler at {self.cluster.address} mid-batch; "
+                                           "nothing was graded") from None
                     except Exception as e:  # noqa: BLE001  (the scheduler or a worker gone: the whole run)
-                        raise ClusterError(f"the Dask cluster at {self.cluster.address} failed mid-batch "
-                                           f"({type(e).__name__}: {str(e)[:200]}); nothing was graded") from None
+                        why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+                        raise ClusterError(f"the Dask cluster at {self.cluster.address} failed mid-batch ({why}); "
+                                           "nothing was graded") from None
                     out.update(got)
                     if on_result:
                         on_result(len(got))
@@ -181,7 +187,8 @@ def _ship(handler: Any, payload: Any, allow_weak: bool) -> Any:
     code = getattr(handler, "code", None)
     if code is None:
         return None
-    from grader.code import read_solution, tests_of
+    from grader.code import tests_of
+    from grader.solution_proxy import read_solution
     from grader.errors import GraderError
     problem = code[payload.problem]
     try:

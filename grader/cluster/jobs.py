@@ -123,7 +123,8 @@ class DaskJobExecutor:
         if isinstance(address, Cluster):
             self.cluster, self._own = address, False
         else:
-            self.cluster, self._own = connect(address, warm_up=False, nothing="the service did not start"), True
+            self.cluster = connect(address, warm_up=False, nothing="the service did not start", quiet=False)
+            self._own = True
         self.capacity = self.cluster.slots()
         self._files: dict[tuple[str, str], Any] = {}
         self._on_progress = on_progress
@@ -158,7 +159,8 @@ class DaskJobExecutor:
             raise BrokenProcessPool(f"the Dask cluster {self.cluster.address} is closed")
         from . import ClusterError
         try:
-            fresh = connect(self.cluster.address, warm_up=False, nothing="the job stays queued", workers_s=5.0)
+            fresh = connect(self.cluster.address, warm_up=False, nothing="the job stays queued", workers_s=5.0,
+                            quiet=False)
         except ClusterError as e:
             raise BrokenProcessPool(e.message) from None
         old, self.cluster = self.cluster, fresh

@@ -5,9 +5,10 @@
   (:class:`grader.grade.processes.ProcessExecutor`: fresh Python processes, since a Dask worker
   is a daemon process with threads and must not fork), each task under the local pool's
   per-answer limits (:class:`ChunkRunner`); a hostile answer that kills or hangs its process
-  costs only itself (the chunk is then run again task by task, each alone). Code answers arrive as :class:`ShippedCode` (the solution's bytes
-  and its problem's test files, since a worker on another machine has neither), are written to a
-  folder of the chunk's own and graded in this worker's sandbox (:func:`grader.grade.check.grade_code_task`).
+  costs only itself (the chunk is then run again task by task, each alone). Code answers
+  arrive as :class:`ShippedCode` (the solution's bytes and its problem's test files, since a
+  worker on another machine has neither), are written to a folder of the chunk's own and
+  graded in this worker's sandbox (:func:`grader.grade.check.grade_code_task`).
 """
 from __future__ import annotations
 
@@ -194,11 +195,12 @@ class VersionMismatch(Exception):
 
 def run_chunk(checker: Any, chunk: list[tuple[Any, Any]], limits: Any, expected: dict[str, str]) -> dict[Any, Any]:
     """``{task id: outcome or Failure}`` for a chunk, run in one of this worker's check processes,
-    each task under ``limits`` or its own (see the module doc); :class:`VersionMismatch` on a worker whose versions are not
-    ``expected`` (the client's: a worker may join after the start-up check)."""
+    each task under ``limits`` or its own (see the module doc); :class:`VersionMismatch` on a
+    worker whose versions are not ``expected`` (the client's: a worker may join after the start-up check)."""
     mine = versions()
     if mine != expected:
-        diff = [f"{k} {mine.get(k)} (client: {expected.get(k)})" for k in VERSION_KEYS if mine.get(k) != expected.get(k)]
+        diff = [f"{k} {mine.get(k)} (client: {expected.get(k)})" for k in VERSION_KEYS
+                if mine.get(k) != expected.get(k)]
         raise VersionMismatch(", ".join(diff))
     with tempfile.TemporaryDirectory(prefix="grader-cluster-") as tmp:
         tasks = [(tid, _land(Path(tmp), i, p, checker) if isinstance(p, ShippedCode) else p)
@@ -220,10 +222,10 @@ def _warm_checks(payload: Any) -> None:
     from grader.expr import SymbolTable, equivalent, parse
     factor("MiB", "B")
     try:
-        table = SymbolTable.build(symbols=["d"])
+        table = SymbolTable.build(symbols={"d": {"positive": True, "integer": True}})
         a = parse("4*d^2 + 4*d", table)
         b = parse("4d(d+1)", table)
-        equivalent(a, b)
+        equivalent(a.expr, b.expr, table)
     except Exception:  # noqa: BLE001  (a warm-up only: the checks say what is wrong, if anything)
         pass
     return None
