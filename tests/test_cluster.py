@@ -272,7 +272,8 @@ def test_a_hostile_task_is_blamed_alone_as_in_the_local_pool(dask_cluster):
 def test_measured_claims_run_on_a_worker_with_the_local_verdicts(dask_cluster):
     from grader.spec.run import check_paths
     local = check_paths(None, only="s-4-*")
-    remote = check_paths(None, only="s-4-*", scheduler=dask_cluster.address)
+    from grader.cluster.claims import DaskMeasurer
+    remote = check_paths(None, only="s-4-*", measurer_factory=lambda: DaskMeasurer(dask_cluster.address))
     measured = [c for r in remote for cr in r.results for c in cr.checks if c.method == "measured"]
     assert measured and all("[measured on worker " in c.summary for c in measured)
     assert [(cr.claim.id, cr.verdict) for r in remote for cr in r.results] == \
@@ -287,15 +288,20 @@ def test_a_gpu_claim_is_refused_without_a_gpu_worker_and_routed_to_one(dask_clus
     from grader.cluster.claims import DaskMeasurer
     from grader.spec.load import load_subjects
     from grader.spec.run import check_claim, check_paths
-    with pytest.raises(OptionError) as e:
-        check_paths(None, only="s-4-*", device="cuda", scheduler=dask_cluster.address)
-    assert "declares a GPU resource" in e.value.message and e.value.option == "--device"
+    from click.testing import CliRunner
+
+    from grader.cli import cli
+    r = CliRunner().invoke(cli, ["check-spec", "--scheduler", dask_cluster.address, "--device", "cuda",
+                                 "--only", "s-4-*"])
+    assert r.exit_code == 2 and "declares a GPU resource" in r.stderr and "--device" in r.stderr, r.output
+    assert "Traceback" not in r.output
     # A worker that declares GPU=1 (this machine has no GPU: only the routing is tested, and
     # the honest refusal that follows from it): the probe runs there and says torch sees no CUDA
     dask_cluster.worker("gpu", resources="GPU=1")
     try:
         with pytest.raises(OptionError) as e:
-            check_paths(None, only="s-4-*", device="cuda", scheduler=dask_cluster.address)
+            check_paths(None, only="s-4-*", device="cuda",
+                        measurer_factory=lambda: DaskMeasurer(dask_cluster.address, device="cuda"))
         assert "CUDA is not available on worker gpu at " in e.value.message and "(GPU resource)" in e.value.message
         # a claim measured on the meta device (sizes only) needs no CUDA: sent to the GPU worker,
         # it holds there as it does here, and its evidence names the GPU worker

@@ -96,7 +96,7 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
 
     try:
         results = check_paths(paths, only=only, device=device, timeout=timeout, train=not no_train,
-                              memory_budget=memory_budget, scheduler=scheduler)
+                              memory_budget=memory_budget, measurer_factory=_on_cluster(scheduler, device, memory_budget))
     except OptionError as e:
         raise click.BadParameter(e.message, param_hint=e.option) from None
     except cluster_errors as e:     # --scheduler: the cluster cannot be used
@@ -129,3 +129,11 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
         click.echo(f"{n} claim{'' if n == 1 else 's'} checked; report written to {output}"
                    + ("" if ok else "; some not as expected"), err=True)
     click.get_current_context().exit(0 if ok else 1)
+
+
+def _on_cluster(scheduler: str | None, device: str, memory_budget: int | None) -> Any:
+    """``--scheduler``: what makes the Dask cluster's measurer (None: the local measuring process)."""
+    if not scheduler:
+        return None
+    from grader.cluster.claims import DaskMeasurer
+    return lambda: DaskMeasurer(scheduler, device=device, memory_budget=memory_budget)

@@ -63,8 +63,13 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
         except ClusterError as e:
             click.echo(f"error: --scheduler {scheduler}: {e.message}", err=True)
             click.get_current_context().exit(2)
+    make_jobs = None
+    if scheduler:
+        from functools import partial
+        from grader.cluster.jobs import DaskJobExecutor
+        make_jobs = partial(DaskJobExecutor, scheduler)
     settings = Settings(database=d.url, exercises=exercises, spec=spec, workers=workers, job_workers=job_workers,
-                        timeout_s=timeout, policy=policy, rate=rate, burst=burst, scheduler=scheduler)
+                        timeout_s=timeout, policy=policy, rate=rate, burst=burst, job_executor=make_jobs)
     # the event loop, the database writer and the workers' dispatcher are threads handing work
     # to each other: a shorter GIL switch interval lets a thread back from I/O run sooner
     sys.setswitchinterval(0.001)

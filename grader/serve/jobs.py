@@ -89,11 +89,12 @@ class LocalJobExecutor:
 
 
 def job_executor(settings, on_progress: Callable[[str, int, int | None], None] | None = None) -> JobExecutor:
-    """The service's job executor: a Dask cluster's workers with ``settings.scheduler``
-    (:class:`grader.cluster.jobs.DaskJobExecutor`), else :class:`LocalJobExecutor`."""
-    if getattr(settings, "scheduler", None):
-        from grader.cluster.jobs import DaskJobExecutor
-        return DaskJobExecutor(settings.scheduler, on_progress=on_progress)
+    """The service's job executor: ``settings.job_executor(on_progress)`` when the service was
+    given one (``--scheduler``: a Dask cluster's, :class:`grader.cluster.jobs.DaskJobExecutor`),
+    else :class:`LocalJobExecutor`."""
+    make = getattr(settings, "job_executor", None)
+    if make is not None:
+        return make(on_progress)
     return LocalJobExecutor(settings.job_workers, on_progress=on_progress)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 POLICIES = ("best", "last")
 
@@ -24,4 +25,5 @@ class Settings:
     burst: int = 100                # ... and in a burst
     max_queued_jobs: int = 5        # a learner's code jobs waiting at once
     token_cache_s: float = 1.0      # a valid token is looked up again after this long (revocation delay)
-    scheduler: str | None = None    # jobs on a Dask cluster: its scheduler's address, or local:N (grader.cluster)
+    job_executor: Any = None        # makes the job executor (on_progress) -> JobExecutor; None: local processes
+    #                                 (`--scheduler`: a Dask cluster's, grader.cluster.jobs.DaskJobExecutor)

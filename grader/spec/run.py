@@ -266,21 +266,21 @@ def check_claim(subject: Subject, claim_id: str, *, measurer: Any = None, device
 
 def check_paths(paths: Iterable[str] | None = None, *, only: str | None = None, device: str = "auto",
                 seed: int = 0, timeout: float | None = DEFAULT_TIMEOUT, train: bool = True,
-                memory_budget: int | None = None, scheduler: str | None = None) -> list[SubjectResult]:
+                memory_budget: int | None = None, measurer_factory: Any = None) -> list[SubjectResult]:
     """Load the specs at ``paths`` (None or empty: the bundled spec) and check their (selected)
     claims: what ``grader check-spec`` runs. The measuring process is started at once when the
     files may need it, so that torch's import overlaps the loading and the symbolic checks, and
     closed at the end. Raises :class:`grader.errors.ErrorList` for an invalid spec and
     :class:`grader.errors.OptionError` when ``only`` matches no claim or ``device="cuda"`` has none.
     ``memory_budget``: bytes one measurement may need (None: the measuring process's default).
-    ``scheduler``: measure on a Dask cluster's workers (:class:`grader.cluster.claims.DaskMeasurer`)."""
+    ``measurer_factory``: makes the measurer instead of a local measuring process (``--scheduler``:
+    a Dask cluster's, :class:`grader.cluster.claims.DaskMeasurer`)."""
     from .files import may_measure
     from .measurer import Measurer
 
     def Measurer_() -> Any:
-        if scheduler:
-            from grader.cluster.claims import DaskMeasurer
-            return DaskMeasurer(scheduler, device=device, memory_budget=memory_budget)
+        if measurer_factory is not None:
+            return measurer_factory()
         return Measurer(memory_budget=memory_budget).start()
 
     paths = list(paths or []) or None
