@@ -10,6 +10,8 @@ one line naming what differs.
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from typing import Any
 
 from . import ClusterError
@@ -22,10 +24,11 @@ WORKERS_S = 30.0        # how long the first worker may take to join
 class Cluster:
     """A connected Dask client (and the LocalCluster it owns, for ``local:N``); a context manager."""
 
-    def __init__(self, address: str, client: Any, local: Any = None) -> None:
+    def __init__(self, address: str, client: Any, local: Any = None, scratch: str | None = None) -> None:
         self.address = address
         self.client = client
         self.local = local
+        self.scratch = scratch      # the LocalCluster's workers' folder (removed on close)
 
     def workers(self) -> dict[str, dict[str, Any]]:
         """The scheduler's workers: ``{address: info}`` (``nthreads``, ``resources``, ...)."""
@@ -54,7 +57,11 @@ class Cluster:
             self.client.close(timeout=10)
         finally:
             if self.local is not None:
-                self.local.close(timeout=10)
+                try:
+                    self.local.close(timeout=10)
+                finally:
+                    if self.scratch:
+                        shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self) -> Cluster:
         return self
@@ -92,18 +99,23 @@ def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, w
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
     where, n = parse(address)
     local = None
+    scratch = None
     try:
         if n is not None:
+            scratch = tempfile.mkdtemp(prefix="grader-dask-")
             local = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                             dashboard_address=None, memory_limit=memory_limit or "auto")
+                                             dashboard_address=None, memory_limit=memory_limit or "auto",
+                                             local_directory=scratch)
             where = local.scheduler_address
         client = distributed.Client(where, timeout=connect_s, set_as_default=False)
     except (OSError, TimeoutError) as e:
         if local is not None:
             local.close()
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ClusterError(f"cannot reach the Dask scheduler at {address}: {why}; {nothing}") from None
-    cluster = Cluster(address, client, local)
+    cluster = Cluster(address, client, local, scratch)
     try:
         try:
             client.wait_for_workers(1, timeout=workers_s)
