@@ -64,8 +64,12 @@ def _memory_budget(ctx: click.Context, param: click.Parameter, value: str | None
                    "'skipped'. Without it, trained results are cached (GRADER_CACHE_DIR, else ~/.cache/grader).")
 @click.option("--figures", "figures", metavar="DIR", type=click.Path(file_okay=False), default=None,
               help="Write each trained head's average attention map, per seed, as PNG and SVG files in DIR.")
+@click.option("--scheduler", default=None, metavar="ADDR",
+              help="Measure on a Dask cluster: a scheduler's address (tcp://HOST:8786) or local:N; with "
+                   "--device cuda only on workers that declare a GPU resource (see docs/cluster.md).")
 def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str, only: str | None, timeout: float,
-               memory_budget: int | None, verbose: bool, no_train: bool, figures: str | None) -> None:
+               memory_budget: int | None, verbose: bool, no_train: bool, figures: str | None,
+               scheduler: str | None = None) -> None:
     """Check every claim of the spec(s) at PATHS (files or folders; none: the bundled subject 17-08).
 
     Exit status: 0 when every verdict is what the spec expects, 1 when one is not (or a check
@@ -82,14 +86,22 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
         why = cannot_plot(figures)
         if why:
             raise click.BadParameter(f"{figures}: {why}; nothing was checked", param_hint="--figures")
-    from grader.errors import OptionError
+    from grader.errors import GraderError, OptionError
     from grader.spec.run import check_paths
+
+    cluster_errors: tuple[type[GraderError], ...] = ()
+    if scheduler:
+        from grader.cluster import ClusterError
+        cluster_errors = (ClusterError,)
 
     try:
         results = check_paths(paths, only=only, device=device, timeout=timeout, train=not no_train,
-                              memory_budget=memory_budget)
+                              memory_budget=memory_budget, measurer_factory=_on_cluster(scheduler, device, memory_budget))
     except OptionError as e:
         raise click.BadParameter(e.message, param_hint=e.option) from None
+    except cluster_errors as e:     # --scheduler: the cluster cannot be used
+        click.echo(f"error: --scheduler {scheduler}: {e.message}", err=True)
+        click.get_current_context().exit(2)
     from grader.spec.report import render
 
     terminal = output is None and fmt == "text" and sys.stdout.isatty()
@@ -117,3 +129,11 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
         click.echo(f"{n} claim{'' if n == 1 else 's'} checked; report written to {output}"
                    + ("" if ok else "; some not as expected"), err=True)
     click.get_current_context().exit(0 if ok else 1)
+
+
+def _on_cluster(scheduler: str | None, device: str, memory_budget: int | None) -> Any:
+    """``--scheduler``: what makes the Dask cluster's measurer (None: the local measuring process)."""
+    if not scheduler:
+        return None
+    from grader.cluster.claims import DaskMeasurer
+    return lambda: DaskMeasurer(scheduler, device=device, memory_budget=memory_budget)

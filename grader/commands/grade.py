@@ -35,9 +35,12 @@ PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets n
               help="Write a score histogram per problem and a class overview (class.png) to DIR.")
 @click.option("--plot-format", "plot_formats", type=click.Choice(["png", "svg"]), multiple=True,
               default=("png",), show_default=True, help="Image format of --plots (repeat for both).")
+@click.option("--scheduler", default=None, metavar="ADDR",
+              help="Check the answers on a Dask cluster: a scheduler's address (tcp://HOST:8786), or local:N "
+                   "for N worker processes on this machine (see docs/cluster.md). --jobs is then unused.")
 def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str | None, jobs: int,
           timeout: float, allow_weak_sandbox: bool, summary: bool = False, plots: str | None = None,
-          plot_formats: tuple[str, ...] = ("png",)) -> None:
+          plot_formats: tuple[str, ...] = ("png",), scheduler: str | None = None) -> None:
     """Grade the answer files ANSWERS (YAML or JSON files, or folders of them).
 
     \b
@@ -87,12 +90,18 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     if allow_weak_sandbox:   # read by grader.code, in this process and in any worker it starts
         os.environ["GRADER_ALLOW_WEAK_SANDBOX"] = "1"
     _say_about_the_sandbox(bank, loaded)
+    cluster = _cluster(scheduler) if scheduler else None
     progress = _progress_bar() if sys.stderr.isatty() else None
     try:
-        report = run_grade(bank, loaded, jobs=jobs, limits=AnswerLimits(timeout_s=timeout), progress=progress)
+        if cluster is not None:
+            report = _grade_on(cluster, bank, loaded, AnswerLimits(timeout_s=timeout), progress)
+        else:
+            report = run_grade(bank, loaded, jobs=jobs, limits=AnswerLimits(timeout_s=timeout), progress=progress)
     finally:
         if progress:
             progress.close()
+        if cluster is not None:
+            cluster.close()
         if allow_weak_sandbox:
             if weak_before is None:
                 os.environ.pop("GRADER_ALLOW_WEAK_SANDBOX", None)
@@ -114,6 +123,30 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
         click.echo(text, nl=False)
     echo_errors(report.errors)          # input errors go to stderr, whatever the format
     ctx.exit(2 if report.unreadable else 0)
+
+
+def _cluster(scheduler: str) -> Any:
+    """The Dask executor for ``--scheduler`` (connected, the workers' versions checked), or exit 2
+    with the one line that says why not."""
+    from grader.cluster import ClusterError
+    try:
+        from grader.cluster.executor import DaskExecutor
+        return DaskExecutor(scheduler)
+    except ClusterError as e:
+        click.echo(f"error: --scheduler {scheduler}: {e.message}", err=True)
+        click.get_current_context().exit(2)
+
+
+def _grade_on(cluster: Any, bank: Any, loaded: Any, limits: Any, progress: Any) -> Any:
+    """The class graded with the cluster's executor; a cluster lost mid-batch: exit 2, nothing written."""
+    from grader.cluster import ClusterError
+    from grader.grade.run import grade_all
+    try:
+        return grade_all(bank, loaded.submissions, errors=loaded.errors, unreadable=loaded.unreadable,
+                         executor=cluster, limits=limits, progress=progress, tune_gc=True)
+    except ClusterError as e:
+        click.echo(f"error: --scheduler {cluster.cluster.address}: {e.message}", err=True)
+        click.get_current_context().exit(2)
 
 
 def _say_about_the_sandbox(bank: Any, loaded: Any) -> None:

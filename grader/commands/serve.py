@@ -29,8 +29,12 @@ from .db import DATABASE
               help="Requests a second per token (0: no limit); past it, 429 with Retry-After.")
 @click.option("--burst", default=100, show_default=True, type=click.IntRange(1), help="... in a burst.")
 @click.option("--access-log/--no-access-log", default=False, show_default=True, help="Log every request.")
+@click.option("--scheduler", default=None, metavar="ADDR",
+              help="Run the jobs on a Dask cluster: a scheduler's address (tcp://HOST:8786) or local:N "
+                   "(see docs/cluster.md); --job-workers is then unused.")
 def serve(database: str | None, host: str, port: int, exercises: str | None, spec: str | None, workers: int,
-          job_workers: int, timeout: float, policy: str, rate: float, burst: int, access_log: bool) -> None:
+          job_workers: int, timeout: float, policy: str, rate: float, burst: int, access_log: bool,
+          scheduler: str | None = None) -> None:
     """Run the grading service: an HTTP API (OpenAPI at /openapi.json, docs at /docs) over the
     same engine as `grader grade`.
 
@@ -51,8 +55,21 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
         click.echo(f"created the database {d.shown}", err=True)
     d.dispose()
     Engine(exercises, spec)     # an invalid bank is reported here, before anything listens
+    if scheduler and not scheduler.startswith("local:"):   # an unusable cluster too (local:N starts with the app)
+        from grader.cluster import ClusterError
+        from grader.cluster.connect import connect
+        try:
+            connect(scheduler, warm_up=False, nothing="the service did not start").close()
+        except ClusterError as e:
+            click.echo(f"error: --scheduler {scheduler}: {e.message}", err=True)
+            click.get_current_context().exit(2)
+    make_jobs = None
+    if scheduler:
+        from functools import partial
+        from grader.cluster.jobs import DaskJobExecutor
+        make_jobs = partial(DaskJobExecutor, scheduler)
     settings = Settings(database=d.url, exercises=exercises, spec=spec, workers=workers, job_workers=job_workers,
-                        timeout_s=timeout, policy=policy, rate=rate, burst=burst)
+                        timeout_s=timeout, policy=policy, rate=rate, burst=burst, job_executor=make_jobs)
     # the event loop, the database writer and the workers' dispatcher are threads handing work
     # to each other: a shorter GIL switch interval lets a thread back from I/O run sooner
     sys.setswitchinterval(0.001)

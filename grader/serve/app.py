@@ -72,7 +72,7 @@ class State:
 def _start(state: State) -> None:
     from . import store
     from .engine import Engine, worker_init, worker_task
-    from .jobs import JobRunner, LocalJobExecutor
+    from .jobs import JobRunner, job_executor
     from .jobwork import JobWork, config
     from .workers import WorkerPool
     s = state.settings
@@ -85,7 +85,7 @@ def _start(state: State) -> None:
     state.pool.start()
     work = JobWork(state)
     runner_box: list = []
-    state.executor = LocalJobExecutor(s.job_workers, on_progress=lambda *a: runner_box[0].progress(*a))
+    state.executor = job_executor(s, on_progress=lambda *a: runner_box[0].progress(*a))
     state.runner = JobRunner(state.db, state.executor, config(s), prepare=work.prepare, finish=work.finish,
                              metrics=state.metrics)
     runner_box.append(state.runner)

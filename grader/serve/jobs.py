@@ -8,8 +8,9 @@ changes: :mod:`.store`), in one transaction. At start-up, jobs left ``running`` 
 queued again; a job that was started three times without finishing is failed.
 
 :class:`JobExecutor` is the seam for a cluster: :class:`LocalJobExecutor` is a process pool in
-`grader serve`; another executor (Dask) only has to run ``engine.run_job`` somewhere and
-resolve the future.
+`grader serve`; with ``--scheduler`` the jobs run on a Dask cluster
+(:class:`grader.cluster.jobs.DaskJobExecutor`, which runs ``engine.run_job`` on a worker and
+resolves the future; a job its cluster lost comes back as ``BrokenProcessPool``: queued again).
 """
 from __future__ import annotations
 
@@ -87,6 +88,16 @@ class LocalJobExecutor:
         self._progress.join_thread()
 
 
+def job_executor(settings, on_progress: Callable[[str, int, int | None], None] | None = None) -> JobExecutor:
+    """The service's job executor: ``settings.job_executor(on_progress)`` when the service was
+    given one (``--scheduler``: a Dask cluster's, :class:`grader.cluster.jobs.DaskJobExecutor`),
+    else :class:`LocalJobExecutor`."""
+    make = getattr(settings, "job_executor", None)
+    if make is not None:
+        return make(on_progress)
+    return LocalJobExecutor(settings.job_workers, on_progress=on_progress)
+
+
 class JobRunner:
     """Claims queued jobs (oldest first), runs them, records them. ``finish(conn, job, result)``
     applies a finished job's effects in the transaction that marks it done."""
@@ -160,6 +171,12 @@ class JobRunner:
         try:
             params = self._prepare(row) if self._prepare else (row.params or {})
             fut = self.executor.submit(row.kind, row.id, params, row.data, self.config)
+        except BrokenProcessPool as e:  # the executor is away (a cluster's scheduler): the job waits for it
+            log.error("job %s could not be started (%s); it stays queued", row.id, e)
+            with self.db.write() as conn:
+                conn.execute(update(Job).where(Job.id == row.id, Job.status == "running")
+                             .values(status="queued", started_at=None, tries=row.tries))
+            return False
         except Exception as e:
             log.exception("starting job %s", row.id)
             self._record(row.id, None, f"could not start: {type(e).__name__}: {e}")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 POLICIES = ("best", "last")
 
@@ -24,3 +25,5 @@ class Settings:
     burst: int = 100                # ... and in a burst
     max_queued_jobs: int = 5        # a learner's code jobs waiting at once
     token_cache_s: float = 1.0      # a valid token is looked up again after this long (revocation delay)
+    job_executor: Any = None        # makes the job executor (on_progress) -> JobExecutor; None: local processes
+    #                                 (`--scheduler`: a Dask cluster's, grader.cluster.jobs.DaskJobExecutor)

@@ -171,6 +171,7 @@ def _step3(p: _Pending, timeout: float | None, measurer: Any) -> ClaimResult:
     results, seconds = p.results, p.seconds
     timeout = None if timeout is None else timeout + p.extended
     extra: list[CheckResult] = []
+    where = ""
     if p.timed_out:
         extra.append(_timed_out(timeout))
     elif any(r is None for r in results):
@@ -178,6 +179,7 @@ def _step3(p: _Pending, timeout: float | None, measurer: Any) -> ClaimResult:
         failure = ""
         if p.key is not None:
             outcome = measurer.outcome(p.key)
+            where = getattr(outcome, "where", "")     # a cluster's worker (grader.cluster.claims)
             seconds += outcome.seconds
             if outcome.failure:
                 failure = outcome.failure
@@ -211,6 +213,10 @@ def _step3(p: _Pending, timeout: float | None, measurer: Any) -> ClaimResult:
                 extra.append(_timed_out(timeout))
                 results = list(results)
             seconds += time.perf_counter() - start
+    if where:       # the evidence of what was measured says where
+        results = [replace(r, summary=f"{r.summary} [measured on {where}]")
+                   if r is not None and KINDS[c.kind].MEASURES else r for r, c in zip(results, p.claim.checks)]
+        extra = [replace(r, summary=f"{r.summary} [measured on {where}]") if r.kind == "measure" else r for r in extra]
     done = tuple(r for r in results if r is not None) + tuple(extra)
     return ClaimResult(p.claim, combine(done), done, seconds, disagreement(done))
 
@@ -260,20 +266,27 @@ def check_claim(subject: Subject, claim_id: str, *, measurer: Any = None, device
 
 def check_paths(paths: Iterable[str] | None = None, *, only: str | None = None, device: str = "auto",
                 seed: int = 0, timeout: float | None = DEFAULT_TIMEOUT, train: bool = True,
-                memory_budget: int | None = None) -> list[SubjectResult]:
+                memory_budget: int | None = None, measurer_factory: Any = None) -> list[SubjectResult]:
     """Load the specs at ``paths`` (None or empty: the bundled spec) and check their (selected)
     claims: what ``grader check-spec`` runs. The measuring process is started at once when the
     files may need it, so that torch's import overlaps the loading and the symbolic checks, and
     closed at the end. Raises :class:`grader.errors.ErrorList` for an invalid spec and
     :class:`grader.errors.OptionError` when ``only`` matches no claim or ``device="cuda"`` has none.
-    ``memory_budget``: bytes one measurement may need (None: the measuring process's default)."""
+    ``memory_budget``: bytes one measurement may need (None: the measuring process's default).
+    ``measurer_factory``: makes the measurer instead of a local measuring process (``--scheduler``:
+    a Dask cluster's, :class:`grader.cluster.claims.DaskMeasurer`)."""
     from .files import may_measure
     from .measurer import Measurer
+
+    def Measurer_() -> Any:
+        if measurer_factory is not None:
+            return measurer_factory()
+        return Measurer(memory_budget=memory_budget).start()
 
     paths = list(paths or []) or None
     measurer: Any = None
     if device == "cuda" or (only is None and may_measure(paths)):
-        measurer = Measurer(memory_budget=memory_budget).start()
+        measurer = Measurer_()
     try:
         from .load import load_subjects
 
@@ -286,7 +299,7 @@ def check_paths(paths: Iterable[str] | None = None, *, only: str | None = None, 
         if only and not claims:
             raise OptionError(f"no claim id matches {only!r}", "--only")
         if measurer is None and needs_measurement(claims):
-            measurer = Measurer(memory_budget=memory_budget).start()
+            measurer = Measurer_()
         elif measurer is not None and device != "cuda" and not needs_measurement(claims):
             measurer.close()
             measurer = None

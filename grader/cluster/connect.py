@@ -1,0 +1,132 @@
+"""The scheduler's address, the connection, and the start-up check.
+
+``tcp://HOST:PORT`` (or any address Dask's client takes) is a running scheduler; ``local:N``
+starts a LocalCluster of N worker processes (one thread each) on this machine for the run.
+Before anything is graded, :func:`connect` checks that the scheduler answers, that at least
+one worker has joined, and that every worker runs the client's grader (version and source),
+torch and Python (:func:`grader.cluster.remote.versions`); otherwise :class:`ClusterError`,
+one line naming what differs.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from typing import Any
+
+from . import ClusterError
+from .remote import VERSION_KEYS, versions, warm
+
+CONNECT_S = 10.0        # how long the scheduler may take to answer
+WORKERS_S = 30.0        # how long the first worker may take to join
+
+
+class Cluster:
+    """A connected Dask client (and the LocalCluster it owns, for ``local:N``); a context manager."""
+
+    def __init__(self, address: str, client: Any, local: Any = None, scratch: str | None = None) -> None:
+        self.address = address
+        self.client = client
+        self.local = local
+        self.scratch = scratch      # the LocalCluster's workers' folder (removed on close)
+
+    def workers(self) -> dict[str, dict[str, Any]]:
+        """The scheduler's workers: ``{address: info}`` (``nthreads``, ``resources``, ...)."""
+        return dict(self.client.scheduler_info(n_workers=-1)["workers"])
+
+    def slots(self) -> int:
+        """Tasks the workers run at once (their threads, together)."""
+        return max(1, sum(int(w.get("nthreads", 1)) for w in self.workers().values()))
+
+    def check_versions(self, nothing: str = "nothing was graded") -> None:
+        """:class:`ClusterError` unless every worker's versions are the client's."""
+        mine = versions()
+        try:
+            theirs = self.client.run(versions)
+        except Exception as e:  # noqa: BLE001  (a worker that cannot even answer: refused too)
+            raise ClusterError(f"the workers of {self.address} cannot report their versions: "
+                               f"{type(e).__name__}: {e}") from None
+        for worker, got in sorted(theirs.items()):
+            diff = [f"{k} {got.get(k, '?')} (client: {mine[k]})" for k in VERSION_KEYS if got.get(k) != mine[k]]
+            if diff:
+                raise ClusterError(f"worker {worker} of {self.address} runs " + ", ".join(diff)
+                                   + f"; refused, {nothing}")
+
+    def close(self) -> None:
+        try:
+            self.client.close(timeout=10)
+        finally:
+            if self.local is not None:
+                try:
+                    self.local.close(timeout=10)
+                finally:
+                    if self.scratch:
+                        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def parse(address: str) -> tuple[str, int | None]:
+    """``(address, None)`` for a scheduler's address, ``("local", N)`` for ``local:N``."""
+    m = re.fullmatch(r"local:(\d{1,3})", address.strip())
+    if m:
+        n = int(m.group(1))
+        if not 1 <= n <= 256:
+            raise ClusterError(f"--scheduler {address}: N must be 1 to 256 worker processes")
+        return "local", n
+    if not address.strip() or address.strip().startswith("local"):
+        raise ClusterError(f"--scheduler {address!r}: give tcp://HOST:PORT or local:N")
+    return address.strip(), None
+
+
+def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, workers_s: float = WORKERS_S,
+            memory_limit: str | None = None, warm_up: bool = True, nothing: str = "nothing was graded",
+            quiet: bool = True) -> Cluster:
+    """A :class:`Cluster` for ``address`` (see the module doc); the start-up check unless ``check``
+    is false; ``warm_up``: start the workers' check processes now. ``quiet``: Dask's own log
+    silenced (a command's user gets one line; a service keeps Dask's log). ``memory_limit``:
+    each local worker's (``local:N`` only; None: Dask's default). ``nothing``: how a refusal ends."""
+    try:
+        import distributed
+    except ImportError:
+        raise ClusterError("--scheduler needs Dask's distributed package: pip install 'grader[cluster]'") from None
+    if quiet:   # a command's user gets one line from us, not Dask's logged tracebacks
+        import logging
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    where, n = parse(address)
+    local = None
+    scratch = None
+    try:
+        if n is not None:
+            scratch = tempfile.mkdtemp(prefix="grader-dask-")
+            local = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                             dashboard_address=None, memory_limit=memory_limit or "auto",
+                                             local_directory=scratch)
+            where = local.scheduler_address
+        client = distributed.Client(where, timeout=connect_s, set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        if local is not None:
+            local.close()
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {why}; {nothing}") from None
+    cluster = Cluster(address, client, local, scratch)
+    try:
+        try:
+            client.wait_for_workers(1, timeout=workers_s)
+        except (TimeoutError, OSError):
+            raise ClusterError(f"no Dask worker joined the scheduler at {address} within {workers_s:g} s; "
+                               f"{nothing}") from None
+        if check:
+            cluster.check_versions(nothing)
+        if warm_up:
+            client.run(warm)
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster

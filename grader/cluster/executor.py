@@ -1,0 +1,213 @@
+""":class:`DaskExecutor`: the check tasks of a grading on a Dask cluster's workers.
+
+The unique tasks go in chunks (as in the local pool: several per worker, so that the workers
+stay busy and a lost worker costs little); each chunk runs on a worker in the local pool
+(:func:`grader.cluster.remote.run_chunk`), under the same per-answer limits, a hostile answer
+blamed as it is locally. A task with limits of its own (a code answer) goes alone in its chunk.
+The checker (the prepared specs) is sent to every worker once (``scatter(broadcast=True)``).
+
+A worker that dies takes no task with it: Dask runs its chunks again elsewhere; a chunk that
+killed workers ``distributed.scheduler.allowed-failures`` times is split and each of its tasks
+tried alone, and a task that still kills its worker is blamed alone (``Failure("died")``),
+as the local pool blames it. Every task comes back exactly once (results are keyed by task id).
+A lost scheduler, or a worker whose versions are not the client's, ends the run with
+:class:`~grader.cluster.ClusterError`: nothing is half-graded.
+
+Code answers are shipped (:class:`grader.cluster.remote.ShippedCode`: the solution's bytes and
+the tests' files), so that workers need not share the client's files; a solution the client
+cannot read as one (missing, too large, a FIFO) is graded here, in a local check process, which
+says why exactly as a worker would.
+"""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from grader.grade.pool import AnswerLimits, Failure, limits_for
+
+from . import ClusterError
+from .connect import Cluster, connect
+from .remote import WEAK_ENV, ShippedCode, VersionMismatch, run_chunk, test_files, versions
+
+CHUNK_MAX = 256         # answers in one chunk at most
+CHUNKS_PER_SLOT = 4     # chunks per worker thread at least, where there are answers enough
+POLL_S = 0.02          # how often the client looks for finished chunks
+LOST_S = 20.0           # the client without its scheduler this long: the run fails
+
+
+class DaskExecutor:
+    """Runs check tasks on the workers of the Dask scheduler at ``address`` (``tcp://HOST:PORT``
+    or ``local:N``; or a connected :class:`~grader.cluster.connect.Cluster`, left open). Connects
+    and checks the workers' versions when made (:func:`grader.cluster.connect.connect`)."""
+
+    def __init__(self, address: str | Cluster, *, memory_limit: str | None = None,
+                 chunk_max: int = CHUNK_MAX) -> None:
+        if isinstance(address, Cluster):
+            self.cluster, self._own = address, False
+        else:
+            self.cluster, self._own = connect(address, memory_limit=memory_limit), True
+        self.chunk_max = chunk_max
+
+    def close(self) -> None:
+        """Disconnect (and stop the LocalCluster of ``local:N``)."""
+        if self._own:
+            self.cluster.close()
+
+    def __enter__(self) -> DaskExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(self, tasks: Sequence[tuple[Any, Any]], handler: Callable[[Any], Any], *, limits: AnswerLimits,
+            on_result: Callable[[int], None] | None = None) -> dict[Any, Any]:
+        """``{task id: handler(payload) or Failure}`` for each ``(task id, payload)``."""
+        tasks = list(tasks)
+        if not tasks:
+            return {}
+        allow_weak = os.environ.get(WEAK_ENV, "").strip().lower() in ("1", "true", "yes")
+        remote: list[tuple[Any, Any]] = []
+        here: list[tuple[Any, Any]] = []
+        for tid, payload in tasks:
+            shipped = _ship(handler, payload, allow_weak)
+            (here if shipped is None else remote).append((tid, payload if shipped is None else shipped))
+        out: dict[Any, Any] = {}
+        if here:
+            out.update(_here(here, handler, limits, on_result))
+        if remote:
+            out.update(self._remote(remote, handler, limits, on_result))
+        return {tid: out.get(tid, Failure("error", "no result")) for tid, _ in tasks}
+
+    def chunks(self, tasks: list[tuple[Any, Any]], handler: Any, limits: AnswerLimits) -> list[list[tuple[Any, Any]]]:
+        """The chunks of ``tasks``: a task with limits of its own alone, the others in runs of
+        a size that gives every worker thread several."""
+        alone = [[t] for t in tasks if limits_for(handler, _limit_view(t[1]), limits) != limits]
+        plain = [t for t in tasks if limits_for(handler, _limit_view(t[1]), limits) == limits]
+        size = max(1, min(self.chunk_max, len(plain) // (self.cluster.slots() * CHUNKS_PER_SLOT) or 1))
+        return alone + [plain[i:i + size] for i in range(0, len(plain), size)]
+
+    def _remote(self, tasks: list[tuple[Any, Any]], handler: Any, limits: AnswerLimits,
+                on_result: Callable[[int], None] | None) -> dict[Any, Any]:
+        from concurrent.futures import CancelledError
+
+        from distributed import as_completed
+        from distributed.scheduler import KilledWorker
+        client = self.cluster.client
+        expected = versions()
+        run = uuid.uuid4().hex[:8]
+        try:
+            checker = client.scatter(handler, broadcast=True, hash=False)
+        except (OSError, TimeoutError) as e:
+            raise ClusterError(f"lost the Dask scheduler at {self.cluster.address} ({type(e).__name__}); "
+                               "nothing was graded") from None
+        pending: dict[Any, list[tuple[Any, Any]]] = {}
+        count = 0
+
+        def submit(chunk: list[tuple[Any, Any]]) -> None:
+            nonlocal count
+            count += 1
+            fut = client.submit(run_chunk, checker, chunk, limits, expected, pure=False,
+                                key=f"grader-chunk-{run}-{count}")
+            pending[fut] = chunk
+            ready.add(fut)
+
+        out: dict[Any, Any] = {}
+        ready = as_completed(loop=client.loop)
+        try:
+            for chunk in self.chunks(tasks, handler, limits):
+                submit(chunk)
+            away_since: float | None = None
+            while pending:
+                done = ready.next_batch(block=False)
+                if not done:
+                    time.sleep(POLL_S)
+                    if client.status == "running":
+                        away_since = None
+                    elif away_since is None:
+                        away_since = time.monotonic()
+                    elif time.monotonic() - away_since > LOST_S:
+                        raise ClusterError(f"lost the Dask scheduler at {self.cluster.address} mid-batch; "
+                                           "nothing was graded")
+                    continue
+                for fut in done:
+                    chunk = pending.pop(fut)
+                    try:
+                        got = fut.result()
+                    except KilledWorker:
+                        if len(chunk) > 1:      # which of them killed the workers? each alone
+                            for t in chunk:
+                                submit([t])
+                            continue
+                        got = {chunk[0][0]: Failure("died", "the check killed the cluster's workers")}
+                    except VersionMismatch as e:
+                        raise ClusterError(f"a worker of {self.cluster.address} runs {e}; refused, "
+                                           "nothing was graded") from None
+                    except ClusterError:
+                        raise
+                    except CancelledError:
+                        raise ClusterError(f"lost the Dask scheduler at {self.cluster.address} mid-batch; "
+                                           "nothing was graded") from None
+                    except Exception as e:  # noqa: BLE001  (the scheduler or a worker gone: the whole run)
+                        why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+                        raise ClusterError(f"the Dask cluster at {self.cluster.address} failed mid-batch ({why}); "
+                                           "nothing was graded") from None
+                    out.update(got)
+                    if on_result:
+                        on_result(len(got))
+        finally:
+            if pending:
+                try:
+                    client.cancel(list(pending))
+                except Exception:  # noqa: BLE001  (the scheduler may be gone)
+                    pass
+            try:
+                client.cancel([checker])
+            except Exception:  # noqa: BLE001
+                pass
+        return out
+
+
+def _limit_view(payload: Any) -> Any:
+    """What the handler's ``limits_for`` sees for a payload: a shipped code answer is a code task."""
+    if isinstance(payload, ShippedCode):
+        from grader.grade.check import CodeTask
+        return CodeTask(payload.problem, payload.name)
+    return payload
+
+
+def _ship(handler: Any, payload: Any, allow_weak: bool) -> Any:
+    """The payload as sent to a worker (a code answer with its files), or None: graded here."""
+    from grader.grade.check import CodeTask
+    if not isinstance(payload, CodeTask):
+        return payload
+    code = getattr(handler, "code", None)
+    if code is None:
+        return None
+    from grader.code import tests_of
+    from grader.solution_proxy import read_solution
+    from grader.errors import GraderError
+    problem = code[payload.problem]
+    try:
+        tests = tests_of(problem)
+        if not tests.exists():
+            return None
+        files, test_file = test_files(tests)
+        source = read_solution(Path(payload.path))
+    except (GraderError, OSError):
+        return None
+    return ShippedCode(payload.problem, Path(payload.path).name, source, files, test_file, allow_weak)
+
+
+def _here(tasks: list[tuple[Any, Any]], handler: Any, limits: AnswerLimits,
+          on_result: Callable[[int], None] | None) -> dict[Any, Any]:
+    """Tasks graded on the client, in a check process of its own (never forked: the client has threads)."""
+    from grader.grade.processes import ProcessExecutor
+    ex = ProcessExecutor(1)
+    try:
+        return ex.run(tasks, handler, limits=limits, on_result=on_result)
+    finally:
+        ex.close()
