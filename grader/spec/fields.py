@@ -27,7 +27,7 @@ from .model import frozen_map
 
 BAD = object()          # a field that could not be read (its error is reported)
 _BOOLS = {True: True, False: False, "true": True, "false": False}
-SIZE_ORDER = {"d": 0, "h": 1, "n": 2, "b": 3, "n_q": 4, "n_k": 5}
+SIZE_ORDER = {"d": 0, "h": 1, "n": 2, "b": 3, "n_q": 4, "n_k": 5, "g": 6, "L": 7, "d_ff": 8, "V": 9, "n_ctx": 10}
 _NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 Reader = Callable[[Any, Any, Location, str], Any]

@@ -203,6 +203,14 @@ class Sections:
             return None
         out, bad = {}, False
         for k, v in raw.items():
+            if k == "b" and not self.table_has(k):     # the batch: a size of mha, no symbol needed
+                if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                    self.error(f"the value of b (batch) in {what} must be a positive integer, got {v!r}",
+                               raw.loc_of(k))
+                    bad = True
+                else:
+                    out["b"] = v
+                continue
             if self.table is not None and not self.table_has(k):
                 self.error(f"unknown symbol {k!r} in {what}; symbols are {', '.join(self.symbol_names())}",
                            raw.key_loc(k))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .common import result, show_values
-from .measured import measured, mha_values, request, show, sizes_of
+from .measured import MODEL_FIELDS, measured, mha_values, request, show, sizes_of
 
 if TYPE_CHECKING:
     from ..loader import CheckSite
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 NAME = "compare"
 FIELDS = {"left": ("quantity", True), "right": ("quantity", True), "at": ("values", True),
           "left_layout": ("choice:fused|per_head", False), "right_layout": ("choice:fused|per_head", False),
-          "claimed": ("choice:less|equal|greater", True)}
+          "claimed": ("choice:less|equal|greater", True), **MODEL_FIELDS}
 MEASURES = True
 HELP = "two measured quantities (or one in two layouts): left is less / equal / greater than right"
 

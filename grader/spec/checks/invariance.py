@@ -5,7 +5,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from .common import pretty, result, show_values
-from .measured import measured, mha_values, request, show, sizes_of
+from .measured import MODEL_FIELDS, measured, mha_values, request, show, sizes_of
 
 if TYPE_CHECKING:
     from ..loader import CheckSite
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 NAME = "invariance"
 FIELDS = {"quantity": ("quantity", True), "at": ("values", True), "vary": ("values_list", True),
-          "formula": ("expr", False)}
+          "formula": ("expr", False), **MODEL_FIELDS}
 MEASURES = True
 HELP = "a measured quantity (and its formula) does not change as the varied symbols do"
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..figures import fmt
 from .common import evaluate_exact, pretty, result, show_values
-from .measured import measured, mha_values, request, show, sizes_of
+from .measured import MODEL_FIELDS, measured, mha_values, request, show, sizes_of
 
 if TYPE_CHECKING:
     from ..loader import CheckSite
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 NAME = "measure"
 FIELDS = {"quantity": ("quantity", True), "at": ("values", True), "claimed": ("figure", False),
-          "formula": ("expr", False), "layout": ("choice:fused|per_head", False), "bias": ("bool", False)}
+          "formula": ("expr", False), "layout": ("choice:fused|per_head", False), "bias": ("bool", False), **MODEL_FIELDS}
 MEASURES = True
 HELP = "a quantity measured on the real mha equals the claimed figure and/or formula"
 
