@@ -58,9 +58,9 @@ class Loader(Sections):
         claims = self.claims(data, sid)
         if self.errors:
             raise ErrorList(self.errors)
-        return Subject(sid, title, frozen_map(self.documents), self.table, frozen_map(self.formulas),
-                       tuple(constraints), frozen_map(self.models), tuple(claims), self.name,
-                       frozen_map(self.aliases))
+        return Subject(sid, title, frozen_map(self.documents), self.answer_table or self.table,
+                       frozen_map(self.formulas), tuple(constraints), frozen_map(self.models), tuple(claims),
+                       self.name, frozen_map(self.aliases), spec_table=self.table)
 
     def claims(self, data: Any, sid: str) -> list[Claim]:
         items = data.get("claims")
