@@ -7,7 +7,8 @@ loader reads each field with the reader of its type, registered here in :data:`T
 ``values`` ({symbol: number}), ``values_list`` ({symbol: [integers]}), ``figure`` (a stated
 figure, :mod:`grader.spec.figures`), ``model`` (a model of the spec), ``symbols`` (a list of
 the spec's symbols), ``shapes`` ({trace name: shape}), ``quantity`` (a quantity of mha),
-``number``, ``real`` (a finite number; text such as "1e8" too), ``int``, ``seed``, ``tolerance``, ``bool``, ``text``, and ``choice:a|b|c``.
+``number``, ``real`` (a finite number; text such as "1e8" too), ``int``, ``seed``, ``tolerance``, ``margin`` (a
+stated tolerance: absolute, relative or 'digits'), ``bool``, ``text``, and ``choice:a|b|c``.
 
 A reader takes ``(loader, value, location, field name)`` and gives the converted value, or
 None after reporting the error (:meth:`Loader.error`); a generic "bad NAME" is reported if it
@@ -182,6 +183,16 @@ def _tolerance(ld: Any, v: Any, loc: Location, name: str) -> Any:
     return out
 
 
+def _margin(ld: Any, v: Any, loc: Location, name: str) -> Any:
+    """A stated tolerance (grader.spec.tolerance): absolute (0.5M), relative ("5%") or 'digits'."""
+    from .tolerance import parse_tolerance
+    try:
+        return parse_tolerance(v)
+    except FigureError as e:
+        ld.error(f"bad {name} {v!r}: {e}", loc)
+        return None
+
+
 def _bool(ld: Any, v: Any, loc: Location, name: str) -> Any:
     out = _BOOLS.get(v) if isinstance(v, (bool, str)) else None
     if out is None:
@@ -199,7 +210,7 @@ def _text(ld: Any, v: Any, loc: Location, name: str) -> Any:
 TYPES: dict[str, Reader] = {
     "expr": _expr, "relation": _relation, "values": _values, "values_list": _values_list, "figure": _figure,
     "model": _model, "symbols": _symbols, "shapes": _shapes, "quantity": _quantity, "number": _number,
-    "real": _real, "int": _int, "seed": _seed, "tolerance": _tolerance, "bool": _bool, "text": _text,
+    "real": _real, "int": _int, "seed": _seed, "tolerance": _tolerance, "margin": _margin, "bool": _bool, "text": _text,
 }
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 NAME = "invariance"
 FIELDS = {"quantity": ("quantity", True), "at": ("values", True), "vary": ("values_list", True),
-          "formula": ("expr", False), **MODEL_FIELDS}
+          "formula": ("expr", False), "tolerance": ("margin", False), **MODEL_FIELDS}
 MEASURES = True
 HELP = "a measured quantity (and its formula) does not change as the varied symbols do"
 
@@ -41,7 +41,14 @@ def run(ctx: Context, check: Check) -> CheckResult:
     distinct = set(seen.values())
     listing = "; ".join(f"{k}: {show(v)}" for k, v in seen.items())
     parts = [f"{q} at {show_values(at)} — {listing}"]
-    ok = len(distinct) == 1
+    tol = check.get("tolerance")
+    if tol is None or tol.kind == "digits" or not all(isinstance(v, int) for v in distinct):
+        ok = len(distinct) == 1
+    else:
+        from ..tolerance import close
+        ok = close(min(distinct), max(distinct), tol)
+        parts.append(f"spread {show(max(distinct) - min(distinct))} " + ("within" if ok else "beyond")
+                     + f" the {tol.describe()}")
     formula = check.get("formula")
     if formula is not None:
         import sympy

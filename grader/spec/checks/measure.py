@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 NAME = "measure"
 FIELDS = {"quantity": ("quantity", True), "at": ("values", True), "claimed": ("figure", False),
-          "formula": ("expr", False), "layout": ("choice:fused|per_head", False), "bias": ("bool", False), **MODEL_FIELDS}
+          "formula": ("expr", False), "layout": ("choice:fused|per_head", False), "bias": ("bool", False),
+          "tolerance": ("margin", False), **MODEL_FIELDS}
 MEASURES = True
 HELP = "a quantity measured on the real mha equals the claimed figure and/or formula"
 
@@ -43,6 +44,8 @@ def run(ctx: Context, check: Check) -> CheckResult:
         details["formula_value"] = fmt(value)
     claimed = check.get("claimed")
     if claimed is not None:
+        from ..tolerance import with_tolerance
+        claimed = with_tolerance(claimed, check.get("tolerance"))
         c_ok = claimed.matches(got)
         ok &= c_ok
         parts.append(f"claimed {claimed.describe()}" + ("" if c_ok else " (differs)"))
