@@ -37,11 +37,13 @@ def validate(site: CheckSite, params: dict[str, Any]) -> bool:
         site.error("a compare check needs sizes: 'at' (both sides), and/or 'left_at' and 'right_at'",
                    site.mapping.loc)
         return False
+    if not params.get("left_at") and not params.get("right_at"):      # one set of sizes for both
+        return mha_values(site, params, sizes_of(params, params["left"], params["right"]))
     ok = True
     for side in ("left", "right"):
         one = {k: v for k, v in params.items() if k not in ("left", "right", "at", "left_at", "right_at")}
         one.update(quantity=params[side], at=side_values(params, side))
-        ok &= mha_values(site, one, sizes_of(one, params[side]))
+        ok = ok and mha_values(site, one, sizes_of(one, params[side]))
     return ok
 
 
