@@ -33,7 +33,8 @@ def run(ctx: Context, check: Check) -> CheckResult:
     when the figure and the formula disagree with each other, that is said."""
     at, q = dict(check["at"]), check["quantity"]
     got = measured(ctx, check, q, at)
-    parts, ok, details = [f"measured {q} = {show(got)} at {show_values(at)}"], True, {"measured": got, "at": at}
+    parts, ok, details = [f"measured {q} = {show(got)} at {show_values(at)}"], True, {"measured": got, "at": at,
+                                                                            "quantity": q}
     formula = check.get("formula")
     if formula is not None:
         value = evaluate_exact(formula, at)
