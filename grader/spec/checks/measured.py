@@ -32,7 +32,7 @@ def show(x: Any) -> Any:
 # The fields a measured check may add for a transformer's quantities (grader.spec.model_sizes).
 MODEL_FIELDS = {"activation": ("choice:gelu|gelu_tanh|relu|silu|swiglu", False),
                 "norm": ("choice:layernorm|rmsnorm", False), "tied": ("bool", False),
-                "dtype": ("choice:fp32|fp16|bf16|fp64", False)}
+                "dtype": ("choice:fp32|fp16|bf16|fp64", False), "bias": ("bool", False)}
 
 
 def request(check: Check, quantity: Any, values: Any, layout: Any = None) -> dict[str, Any]:
