@@ -24,6 +24,13 @@ Quantities:
   attention.bytes.fp32 | .fp16 | .bf16        bytes of all A_i at that dtype
   shape.<name>                                one head's shape of a trace name (Q_i, S_i, concat, ...)
   tensor.<name>                               the traced tensor's whole shape, heads stacked: (h, n, d_k)
+  params.block | params.model | flops.forward | flops.ffn | flops.lm_head | flops.decode_step |
+  bytes.kv_cache | bytes.kv_cache_token | bytes.kv_cache_token_layer
+                                              a whole transformer's (grader.spec.model_sizes,
+                                              grader.spec.measure_blocks): sizes L, d_ff, V, n_ctx, g
+
+Parameters and FLOPs of one layer also take g (key/value heads: GQA, MQA). Every size given must
+be one the quantity takes (QuantityError otherwise): a size is never dropped.
 
 FLOPs are counted on the reference path of the forward (``need_weights=True``: the 17-08
 equations, one matmul at a time), which mha.measure_flops counts exactly as the fused path
