@@ -130,8 +130,26 @@ def test_symbolic_and_measured_disagreement_is_reported(tmp_path):
         '{kind: measure, quantity: flops.projections, at: {d: 4096, h: 32, n: 2048}, claimed: "≈ 34.4B"}']))
     res = r["ex3"]
     assert res.verdict == "refuted"
-    assert res.disagreement.startswith("symbolic and measured disagree")
-    assert "274,877,906,944" in res.disagreement and "34,359,738,368" in res.disagreement
+    # the text's n·d² is right arithmetic (34,359,738,368 ≈ 34.4B) of another quantity than the 8nd² measured
+    assert res.disagreement.startswith("the text's arithmetic is right but counts another quantity: d^2*n = "
+                                       "34,359,738,368 gives its figure ≈ 34.4B, while flops.projections measures "
+                                       "274,877,906,944")
+
+
+def test_a_formula_of_another_quantity_is_said_precisely(tmp_path):
+    # params (with biases) of d = 512: 4·512² + 4·512 = 1,050,624; the formula 4d² = 1,048,576 is params_nobias
+    r = run(tmp_path, claim("p", "refuted", [
+        '{kind: numeric, expr: "4*d^2", at: {d: 512}, claimed: "1,048,576"}',
+        '{kind: measure, quantity: params, at: {d: 512, h: 8}, claimed: "1,048,576", formula: "4*d^2"}']))
+    assert r["p"].disagreement.startswith("the formula is not the measured quantity: 4*d^2 = 1,048,576, but params "
+                                          "measures 1,050,624 at d=512, h=8")
+
+
+def test_disagreement_without_a_shared_figure_keeps_the_general_sentence(tmp_path):
+    r = run(tmp_path, claim("g", "refuted", [
+        '{kind: identity, lhs: "4*d^2", rhs: "4*d^2 + 0*h"}',
+        '{kind: measure, quantity: params, at: {d: 512, h: 8}, formula: "4*d^2"}']))
+    assert r["g"].disagreement.startswith("symbolic and measured disagree")
 
 
 def test_no_disagreement_when_a_symbolic_counterpart_agrees(tmp_path):

@@ -36,7 +36,7 @@ def evaluate(subject, formula, values):
         expr = subject.formulas[formula]
     else:
         from grader.expr import parse
-        expr = parse(str(formula), subject.table).expr
+        expr = parse(str(formula), subject.spec_table or subject.table).expr
     return evaluate_exact(expr, {subject.canonical(k): v for k, v in values.items()})
 
 

@@ -50,6 +50,8 @@ def _sizes(values: dict) -> tuple:
 
 def cost(request: dict) -> Cost:
     """The cost of one request as the measured checks make them (grader.spec.measure.make)."""
+    if "statistic" in request:       # kind distribution: Monte Carlo in chunks (grader.spec.statistics)
+        return Cost(4 * FLOAT_BYTES * 2 * (1 << 21), 0, "random numbers drawn in chunks of 2^21 float64")
     if "equivalence" not in request:
         return Cost(0, 0, "on the meta device: no data")
     eq = request["equivalence"]

@@ -7,7 +7,8 @@ loader reads each field with the reader of its type, registered here in :data:`T
 ``values`` ({symbol: number}), ``values_list`` ({symbol: [integers]}), ``figure`` (a stated
 figure, :mod:`grader.spec.figures`), ``model`` (a model of the spec), ``symbols`` (a list of
 the spec's symbols), ``shapes`` ({trace name: shape}), ``quantity`` (a quantity of mha),
-``number``, ``real`` (a finite number; text such as "1e8" too), ``int``, ``seed``, ``tolerance``, ``bool``, ``text``, and ``choice:a|b|c``.
+``number``, ``real`` (a finite number; text such as "1e8" too), ``int``, ``seed``, ``tolerance``, ``margin`` (a
+stated tolerance: absolute, relative or 'digits'), ``bool``, ``text``, and ``choice:a|b|c``.
 
 A reader takes ``(loader, value, location, field name)`` and gives the converted value, or
 None after reporting the error (:meth:`Loader.error`); a generic "bad NAME" is reported if it
@@ -27,7 +28,7 @@ from .model import frozen_map
 
 BAD = object()          # a field that could not be read (its error is reported)
 _BOOLS = {True: True, False: False, "true": True, "false": False}
-SIZE_ORDER = {"d": 0, "h": 1, "n": 2, "b": 3, "n_q": 4, "n_k": 5}
+SIZE_ORDER = {"d": 0, "h": 1, "n": 2, "b": 3, "n_q": 4, "n_k": 5, "g": 6, "L": 7, "d_ff": 8, "V": 9, "n_ctx": 10}
 _NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 Reader = Callable[[Any, Any, Location, str], Any]
@@ -182,6 +183,63 @@ def _tolerance(ld: Any, v: Any, loc: Location, name: str) -> Any:
     return out
 
 
+def _margin(ld: Any, v: Any, loc: Location, name: str) -> Any:
+    """A stated tolerance (grader.spec.tolerance): absolute (0.5M), relative ("5%") or 'digits'."""
+    from .tolerance import parse_tolerance
+    try:
+        return parse_tolerance(v)
+    except FigureError as e:
+        ld.error(f"bad {name} {v!r}: {e}", loc)
+        return None
+
+
+STAT_SIZES = ("d_k", "n")     # the sizes of a distribution check: a head's width, the keys softmax is over
+MAX_STAT_SIZE = 65_536
+
+
+def _stat_size(ld: Any, k: Any, x: Any, loc: Location, name: str) -> bool:
+    if k not in STAT_SIZES:
+        ld.error(f"unknown size {k!r} in {name}; a distribution check takes {', '.join(STAT_SIZES)}", loc)
+        return False
+    if isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= MAX_STAT_SIZE:
+        ld.error(f"{name}.{k} must be an integer from 1 to {MAX_STAT_SIZE:,}, got {x!r}", loc)
+        return False
+    return True
+
+
+def _stat_sizes(ld: Any, v: Any, loc: Location, name: str) -> Any:
+    """{d_k: 64, n: 16}: the sizes of a distribution check (not the spec's symbols)."""
+    if not is_mapping(v) or not v:
+        ld.error(f"{name} must be a mapping like {{d_k: 64, n: 16}}", loc)
+        return None
+    ok = all([_stat_size(ld, k, x, v.key_loc(k), name) for k, x in v.items()])
+    return frozen_map(dict(v)) if ok else None
+
+
+def _stat_vary(ld: Any, v: Any, loc: Location, name: str) -> Any:
+    """{d_k: [16, 64, 256]}: one size of a distribution check, varied."""
+    if not is_mapping(v) or len(v) != 1 or not all(is_sequence(s) and 2 <= len(s) <= 12 for s in v.values()):
+        ld.error(f"{name} must vary one size over 2 to 12 values, e.g. {{d_k: [16, 64, 256]}}", loc)
+        return None
+    (k, seq), = v.items()
+    ok = all([_stat_size(ld, k, x, v.loc_of(k), name) for x in seq])
+    return frozen_map({k: tuple(seq)}) if ok else None
+
+
+def _stat_expr(ld: Any, v: Any, loc: Location, name: str) -> Any:
+    """An expression in d_k and n (the sizes of a distribution check), read by grader.expr."""
+    from grader.expr import ExprError, SymbolTable, parse
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        ld.error(f"{name} must be an expression in d_k and n, got {v!r}", loc)
+        return None
+    table = SymbolTable.build(symbols={s: {"positive": True, "integer": True} for s in STAT_SIZES})
+    try:
+        return parse(str(v), table).expr
+    except ExprError as e:
+        ld.error(f"bad {name} {str(v)!r}: {e.message} (an expression in d_k and n)", loc)
+        return None
+
+
 def _bool(ld: Any, v: Any, loc: Location, name: str) -> Any:
     out = _BOOLS.get(v) if isinstance(v, (bool, str)) else None
     if out is None:
@@ -199,7 +257,8 @@ def _text(ld: Any, v: Any, loc: Location, name: str) -> Any:
 TYPES: dict[str, Reader] = {
     "expr": _expr, "relation": _relation, "values": _values, "values_list": _values_list, "figure": _figure,
     "model": _model, "symbols": _symbols, "shapes": _shapes, "quantity": _quantity, "number": _number,
-    "real": _real, "int": _int, "seed": _seed, "tolerance": _tolerance, "bool": _bool, "text": _text,
+    "real": _real, "int": _int, "seed": _seed, "tolerance": _tolerance, "margin": _margin, "bool": _bool,
+    "stat_sizes": _stat_sizes, "stat_vary": _stat_vary, "stat_expr": _stat_expr, "text": _text,
 }
 
 

@@ -28,6 +28,12 @@ CLAIM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 class Loader(Sections):
     """One file's loading; every problem goes to ``self.errors`` and loading goes on."""
 
+    source_texts: dict[str, str | None]
+
+    def __init__(self, name: str, lines: Any = ()) -> None:
+        super().__init__(name, lines)
+        self.source_texts = {}       # document key -> its normalised text (None: no file found)
+
     def subject(self, data: Any) -> Subject:
         if data is None:
             raise ErrorList(self.errors + [SpecError(
@@ -58,9 +64,9 @@ class Loader(Sections):
         claims = self.claims(data, sid)
         if self.errors:
             raise ErrorList(self.errors)
-        return Subject(sid, title, frozen_map(self.documents), self.table, frozen_map(self.formulas),
-                       tuple(constraints), frozen_map(self.models), tuple(claims), self.name,
-                       frozen_map(self.aliases))
+        return Subject(sid, title, frozen_map(self.documents), self.answer_table or self.table,
+                       frozen_map(self.formulas), tuple(constraints), frozen_map(self.models), tuple(claims),
+                       self.name, frozen_map(self.aliases), spec_table=self.table)
 
     def claims(self, data: Any, sid: str) -> list[Claim]:
         items = data.get("claims")
@@ -86,6 +92,7 @@ class Loader(Sections):
             seen.setdefault(cid, raw.loc_of("id"))
             quote = self.text(raw, "quote")
             source = self.source(raw)
+            self.check_quote(quote, source, raw.loc_of("quote") if "quote" in raw else raw.loc)
             expect = self.text(raw, "expect")
             if expect and expect not in EXPECTATIONS:
                 self.error(f"expect must be one of {', '.join(EXPECTATIONS)}, got {expect!r}", raw.loc_of("expect"))
@@ -96,6 +103,30 @@ class Loader(Sections):
             out.append(Claim(cid, quote, source, tuple(checks), expect, corrected,
                              self.text(raw, "note", required=False), raw.loc, sid))
         return out
+
+    def check_quote(self, quote: str, source: Source, loc: Location | None) -> None:
+        """A quote of a source with a path must be in that text (grader.spec.quotes); a source whose
+        file is not found is not checked (there is nothing to check it against), and is no error."""
+        from .quotes import appears, find_source, missing_fragments, read_source
+        doc = self.documents.get(source.document)
+        if not quote or doc is None or not doc.path:
+            return
+        if source.document not in self.source_texts:
+            found = find_source(doc.path, self.name)
+            text = None
+            if found is not None:
+                try:
+                    text = read_source(found)
+                except (OSError, UnicodeDecodeError, ValueError) as e:
+                    self.error(f"source {source.document!r}: cannot read {doc.path}: {e}", loc)
+            self.source_texts[source.document] = text
+        text = self.source_texts[source.document]
+        if text is not None and not appears(quote, text):
+            missing = missing_fragments(quote, text)
+            self.error(f"the quote is not in source {source.document!r} ({doc.path}): "
+                       + (f"not found: {'; '.join(repr(m[:80]) for m in missing)}" if missing else
+                          "each fragment is there, but not in this order")
+                       + " (a quote is the text's own words; whitespace is normalised, ' … ' marks a gap)", loc)
 
     def source(self, raw: Any) -> Source:
         src = raw.get("source")

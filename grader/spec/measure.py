@@ -24,6 +24,13 @@ Quantities:
   attention.bytes.fp32 | .fp16 | .bf16        bytes of all A_i at that dtype
   shape.<name>                                one head's shape of a trace name (Q_i, S_i, concat, ...)
   tensor.<name>                               the traced tensor's whole shape, heads stacked: (h, n, d_k)
+  params.block | params.model | flops.forward | flops.ffn | flops.lm_head | flops.decode_step |
+  bytes.kv_cache | bytes.kv_cache_token | bytes.kv_cache_token_layer
+                                              a whole transformer's (grader.spec.model_sizes,
+                                              grader.spec.measure_blocks): sizes L, d_ff, V, n_ctx, g
+
+Parameters and FLOPs of one layer also take g (key/value heads: GQA, MQA). Every size given must
+be one the quantity takes (QuantityError otherwise): a size is never dropped.
 
 FLOPs are counted on the reference path of the forward (``need_weights=True``: the 17-08
 equations, one matmul at a time), which mha.measure_flops counts exactly as the fused path
@@ -42,8 +49,9 @@ from __future__ import annotations
 import operator
 from functools import lru_cache
 
-SIZE_NAMES = ("d", "h", "n", "b", "n_q", "n_k")
-ALIASES = {"d_model": "d", "num_heads": "h", "batch": "b", "batch_size": "b"}
+from .model_sizes import MODEL_QUANTITIES, SIZE_ALIASES as ALIASES, is_model_quantity, sizes_taken
+
+SIZE_NAMES = ("d", "h", "n", "b", "n_q", "n_k", "g", "L", "d_ff", "V", "n_ctx")
 FLOP_PARTS = ("total", "matmul_total", "projections", "attention", "q_proj", "k_proj", "v_proj", "qk",
               "av", "out_proj", "softmax", "scaling", "masking", "bias")
 DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
@@ -70,7 +78,7 @@ def import_torch():
 def quantities() -> tuple:
     """Every quantity name ``measure`` accepts (shape.* listed with the trace names)."""
     from mha.tracing import TRACE_NAMES
-    return (("params", "params_nobias") + tuple(f"flops.{p}" for p in FLOP_PARTS)
+    return (("params", "params_nobias") + tuple(f"flops.{p}" for p in FLOP_PARTS) + MODEL_QUANTITIES
             + ("attention.count", "attention.elements") + tuple(f"attention.bytes.{k}" for k in DTYPES)
             + tuple(f"shape.{n}" for n in TRACE_NAMES) + tuple(f"tensor.{n}" for n in TRACE_NAMES))
 
@@ -83,10 +91,9 @@ def check_quantity(quantity: str) -> None:
 
 def required_sizes(quantity: str, given=()) -> tuple:
     """The sizes a quantity must be given: d and h for parameters, d, h and n for the rest
-    (cross-attention, when ``given`` has n_q or n_k: d, h, n_q and n_k)."""
-    if quantity in ("params", "params_nobias"):
-        return ("d", "h")
-    return ("d", "h", "n_q", "n_k") if {"n_q", "n_k"} & set(given) else ("d", "h", "n")
+    (cross-attention, when ``given`` has n_q or n_k: d, h, n_q and n_k); a transformer's
+    quantities: see grader.spec.model_sizes."""
+    return sizes_taken(quantity, given)[0]
 
 
 def _sizes(values, need):
@@ -111,31 +118,44 @@ def _sizes(values, need):
     return out
 
 
-def measure(quantity: str, values, device: str = "meta", layout: str = "fused", bias: bool = True):
-    """The named quantity of a real mha.MultiHeadAttention(d, h) at the given sizes (see module doc)."""
+def measure(quantity: str, values, device: str = "meta", layout: str = "fused", bias: bool = True,
+            model: dict | None = None):
+    """The named quantity of a real mha.MultiHeadAttention(d, h, n_kv_heads=g) at the given sizes, or
+    of a transformer (``model``: its activation, norm, tied, dtype; see grader.spec.model_sizes)."""
     check_quantity(quantity)
+    given = [ALIASES.get(k, k) for k in values]
+    if "n" in given and {"n_q", "n_k"} & set(given):
+        raise QuantityError("give n (self-attention) or n_q and n_k (cross-attention), not both")
+    need, optional = sizes_taken(quantity, given)
+    extra = sorted(set(given) - set(need) - set(optional))
+    if extra:
+        raise QuantityError(f"{quantity} does not take the size(s) {', '.join(extra)}; it takes "
+                            f"{', '.join(need)}" + (f" (optionally {', '.join(optional)})" if optional else ""))
+    v = _sizes(values, need)
+    if is_model_quantity(quantity, given):
+        from .measure_blocks import measure_model_quantity
+        return measure_model_quantity(quantity, v, {**(model or {}), "bias": bool(bias)})
+    g = v.get("g")
     if quantity in ("params", "params_nobias"):
-        v = _sizes(values, ("d", "h"))
-        return _params(v["d"], v["h"], layout, bias and quantity == "params")
-    v = _sizes(values, required_sizes(quantity, [ALIASES.get(k, k) for k in values]))
+        return _params(v["d"], v["h"], layout, bias and quantity == "params", g)
     if "n_q" in v:
         if "n" in v:
             raise QuantityError("give n (self-attention) or n_q and n_k (cross-attention), not both")
-        return _measure(quantity, v["d"], v["h"], v["n_q"], v.get("b"), layout, bool(bias), device, v["n_k"])
-    return _measure(quantity, v["d"], v["h"], v["n"], v.get("b"), layout, bool(bias), device)
+        return _measure(quantity, v["d"], v["h"], v["n_q"], v.get("b"), layout, bool(bias), device, v["n_k"], g)
+    return _measure(quantity, v["d"], v["h"], v["n"], v.get("b"), layout, bool(bias), device, None, g)
 
 
 @lru_cache(maxsize=256)
-def _params(d, h, layout, bias):
+def _params(d, h, layout, bias, g=None):
     import_torch()
     import mha
-    return mha.count_parameters(mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device="meta"))
+    return mha.count_parameters(mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device="meta", n_kv_heads=g))
 
 
 @lru_cache(maxsize=64)
-def _module(d, h, layout, bias, device):
+def _module(d, h, layout, bias, device, g=None):
     import mha
-    return mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device=device).eval()
+    return mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device=device, n_kv_heads=g).eval()
 
 
 def _inputs(torch, d, n, b, device, n_k):
@@ -147,16 +167,17 @@ def _inputs(torch, d, n, b, device, n_k):
 
 
 @lru_cache(maxsize=256)
-def _measure(quantity, d, h, n, b, layout, bias, device, n_k=None):
-    """n: the (query) length; n_k: the key/value length for cross-attention (None: self-attention)."""
+def _measure(quantity, d, h, n, b, layout, bias, device, n_k=None, g=None):
+    """n: the (query) length; n_k: the key/value length for cross-attention (None: self-attention);
+    g: key/value heads (None: h)."""
     torch = import_torch()
     import mha
 
-    m = _module(d, h, layout, bias, device)
+    m = _module(d, h, layout, bias, device, g)
     x, kv = _inputs(torch, d, n, b, device, n_k)
     group, _, part = quantity.partition(".")
     if group == "flops":
-        report = _flops(d, h, n, b, layout, bias, device, n_k)
+        report = _flops(d, h, n, b, layout, bias, device, n_k, g)
         return report.matmul_total if part in ("total", "matmul_total") else report.as_dict()[part]
     if group == "attention":
         with _shape_kernels():
@@ -170,11 +191,11 @@ def _measure(quantity, d, h, n, b, layout, bias, device, n_k=None):
 
 
 @lru_cache(maxsize=64)
-def _flops(d, h, n, b, layout, bias, device, n_k=None):
+def _flops(d, h, n, b, layout, bias, device, n_k=None, g=None):
     torch = import_torch()
     import mha
 
-    m = _module(d, h, layout, bias, device)
+    m = _module(d, h, layout, bias, device, g)
     x, kv = _inputs(torch, d, n, b, device, n_k)
     with _shape_kernels():
         return mha.measure_flops(m, x, kv, kv, need_weights=True, average_attn_weights=False)
@@ -262,7 +283,11 @@ def make(request: dict):
         return run(request["experiment"])
     if "equivalence" in request:
         return equivalence(**request["equivalence"])
-    return measure(request["quantity"], request["at"], layout=request["layout"], bias=request["bias"])
+    if "statistic" in request:
+        from .statistics import run_statistic
+        return run_statistic(request["statistic"])
+    return measure(request["quantity"], request["at"], layout=request["layout"], bias=request["bias"],
+                   model=request.get("model"))
 
 
 def resolve_device(device: str) -> str:

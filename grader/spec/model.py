@@ -101,6 +101,9 @@ class Subject:
     claims: tuple[Claim, ...]
     file: str = ""
     aliases: Mapping[str, Any] = field(default_factory=frozen_map)   # other name -> symbol name
+    # ``table`` reads learners' answers (symbols, aliases, definitions); ``spec_table`` the spec's own
+    # expressions, in which a formula's name stands for the formula too (None: the same as table)
+    spec_table: Any = None
 
     def canonical(self, name: str) -> str:
         """The symbol a name stands for (d_model -> d)."""

@@ -98,9 +98,34 @@ def disagreement(checks: Sequence[CheckResult]) -> str:
         if not pool or any(s.verdict == m.verdict for s in pool):
             continue
         s = pool[-1]
+        other = _another_quantity(s, m)
+        if other:
+            return other
         return (f"symbolic and measured disagree — measured ({m.kind}) {m.verdict}: {m.summary}; "
                 f"symbolic ({s.kind}) {s.verdict}: {s.summary}")
     return ""
+
+
+def _another_quantity(s: CheckResult, m: CheckResult) -> str:
+    """The precise reading of one disagreement: the text's arithmetic gives its figure (a numeric check
+    holds) but the measured quantity is another number — and, where the measurement has a formula,
+    that formula is the measured one: the figure is right arithmetic of a different quantity."""
+    if not (s.kind == "numeric" and s.verdict == "holds" and m.kind == "measure" and m.verdict == "refuted"
+            and m.details.get("claimed") and s.details.get("claimed") == m.details.get("claimed")):
+        return ""
+    from .checks.common import show_values
+    from .figures import fmt
+    q, got = m.details.get("quantity", "the quantity"), m.details.get("measured")
+    formula, value = m.details.get("formula"), m.details.get("formula_value")
+    shown = fmt(got) if isinstance(got, int) else str(got)
+    if formula is not None and value != shown:
+        return (f"the formula is not the measured quantity: {formula} = {value}, but {q} measures {shown} "
+                f"at {show_values(m.details.get('at') or {})}; the text's arithmetic {s.details['expr']} = "
+                f"{s.details['computed']} gives its figure {s.details['claimed']}")
+    law = f" = {formula}, as the formula says" if formula is not None else ""
+    return (f"the text's arithmetic is right but counts another quantity: {s.details['expr']} = "
+            f"{s.details['computed']} gives its figure {s.details['claimed']}, while {q} measures {shown}{law} — "
+            f"measured (measure) refuted: {m.summary}")
 
 
 def _failed(check: Check, e: BaseException) -> CheckResult:

@@ -30,6 +30,8 @@ class Sections:
         self.errors: list[GraderError] = []
         self.table: Any = None         # the grader.expr SymbolTable, once the symbols are read
         self.formulas: dict[str, Any] = {}
+        self.definition_exprs: dict[str, Any] = {}
+        self.answer_table: Any = None  # symbols and definitions only: what learners' answers are read with
         self.models: dict[str, ModelConfig] = {}
         self.documents: dict[str, Any] = {}
         self.symbol_list: list[str] = []
@@ -138,22 +140,74 @@ class Sections:
         definitions: Any = self.mapping(data, "definitions", required=False) or {}
         from grader.expr import ExprError, SymbolTable
         try:
-            self.table = SymbolTable.build(symbols=spec_symbols,
-                                           aliases={a: t for a, t in aliases.items() if t in spec_symbols},
-                                           definitions={})
+            self.table = SymbolTable.build(symbols=spec_symbols, aliases=self.aliases, definitions={})
         except ExprError as e:
             self.error(f"bad symbols: {e.message}", symbols.loc)
             return
-        good = {}
-        for name, text in definitions.items():
-            if self.expr(text, definitions.loc_of(name), what=f"definition of {name}") is not None:
-                good[name] = str(text)
+        self.compose(spec_symbols, definitions, self.mapping(data, "formulas", required=False) or {})
+
+    def compose(self, spec_symbols: dict[str, Any], definitions: Any, formulas: Any) -> None:
+        """Definitions and formulas, which may use each other (in any order; a cycle is an error at
+        each of its names). ``self.table`` ends with both (the spec's expressions may name a formula
+        anywhere); ``self.answer_table`` has the definitions only, expanded where they use a formula
+        (it reads learners' answers, in which a formula's name must not stand for its formula)."""
+        from grader.expr import ExprError, SymbolTable
+        entries: dict[str, tuple[str, Any, Location | None, str]] = {}
+        for what, section in (("definition", definitions), ("formula", formulas)):
+            for name, text in section.items():
+                loc = section.key_loc(name)
+                if not isinstance(name, str) or not NAME.match(name):
+                    self.error(f"bad {what} name {name!r}", loc)
+                elif name in entries or self.table_has(name):
+                    first = entries[name][2] if name in entries else None
+                    where = f" (first at line {first.line})" if first and first.line else " (a symbol or alias)"
+                    self.error(f"{what} {name!r} is already a name{where}", loc)
+                else:
+                    entries[name] = (what, text, section.loc_of(name), str(text))
+        names = _NAME_TOKEN
+        uses = {n: [m for m in dict.fromkeys(names.findall(t)) if m in entries and m != n]
+                for n, (_, _, _, t) in entries.items()}
+        for n, (_, _, _, t) in entries.items():
+            if n in names.findall(t):
+                uses[n].insert(0, n)
+        order, cyclic = _order(uses)
+        for cycle in cyclic:
+            path = " -> ".join(cycle + [cycle[0]])
+            for n in dict.fromkeys(cycle):
+                what, _, loc, _ = entries[n]
+                self.error(f"{what} {n!r} is part of a cycle: {path} (a definition or formula cannot use itself, "
+                           f"directly or through others)", loc)
+        in_cycle = {n for c in cyclic for n in c}
+        texts: dict[str, str] = {}
+        bad: set[str] = set(in_cycle)
+        for n in order:
+            what, text, loc, _ = entries[n]
+            if n in bad or any(m in bad for m in uses[n]):
+                bad.add(n)
+                continue
+            e = self.expr(text, loc, what=f"{what} {n}")
+            if e is None:
+                bad.add(n)
+                continue
+            texts[n] = str(text)
+            try:
+                self.table = SymbolTable.build(symbols=spec_symbols, aliases=self.aliases, definitions=texts)
+            except ExprError as err:
+                self.error(f"bad {what} {n}: {err.message}", loc)
+                texts.pop(n)
+                bad.add(n)
+                continue
+            if what == "formula":
+                self.formulas[n] = e
+            else:
+                self.definition_exprs[n] = e
+        from .checks.common import pretty
+        plain = {n: (texts[n] if not _uses_formula(n, uses, entries) else pretty(self.definition_exprs[n]))
+                 for n in texts if entries[n][0] == "definition"}
         try:
-            self.table = SymbolTable.build(symbols=spec_symbols,
-                                           aliases={a: t for a, t in aliases.items() if t in spec_symbols},
-                                           definitions=good)
-        except ExprError as e:
-            self.error(f"bad definitions: {e.message}", definitions.loc)
+            self.answer_table = SymbolTable.build(symbols=spec_symbols, aliases=self.aliases, definitions=plain)
+        except ExprError as err:      # pragma: no cover - each definition parsed above
+            self.error(f"bad definitions: {err.message}", definitions.loc if definitions else None)
 
     def constraints(self, data: Any) -> list[Constraint]:
         items: Any = data.get("constraints") or []
@@ -176,14 +230,7 @@ class Sections:
         return out
 
     def load_formulas(self, data: Any) -> None:
-        formulas: Any = self.mapping(data, "formulas", required=False) or {}
-        for name, text in formulas.items():
-            if not isinstance(name, str) or not NAME.match(name):
-                self.error(f"bad formula name {name!r}", formulas.key_loc(name))
-                continue
-            e = self.expr(text, formulas.loc_of(name), what=f"formula {name}")
-            if e is not None:
-                self.formulas[name] = e
+        """The formulas are read with the definitions (:meth:`compose`): they may use each other."""
 
     def load_models(self, data: Any) -> None:
         models: Any = self.mapping(data, "models", required=False) or {}
@@ -206,6 +253,14 @@ class Sections:
             return None
         out, bad = {}, False
         for k, v in raw.items():
+            if k == "b" and not self.table_has(k):     # the batch: a size of mha, no symbol needed
+                if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                    self.error(f"the value of b (batch) in {what} must be a positive integer, got {v!r}",
+                               raw.loc_of(k))
+                    bad = True
+                else:
+                    out["b"] = v
+                continue
             if self.table is not None and not self.table_has(k):
                 self.error(f"unknown symbol {k!r} in {what}; symbols are {', '.join(self.symbol_names())}",
                            raw.key_loc(k))
@@ -276,6 +331,55 @@ class Sections:
         return self.alias_map().get(name, name)
 
     # -- claims --------------------------------------------------------------------------------
+
+
+_NAME_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def _order(uses: dict[str, list[str]]) -> tuple[list[str], list[list[str]]]:
+    """(the names, each after those it uses; the cycles found, each a list of names)."""
+    order: list[str] = []
+    state: dict[str, int] = {}          # 1: being visited, 2: done
+    cycles: list[list[str]] = []
+    for root in uses:
+        if state.get(root):
+            continue
+        stack: list[tuple[str, int]] = [(root, 0)]
+        path: list[str] = []
+        while stack:
+            n, i = stack.pop()
+            if i == 0:
+                if state.get(n) == 2:
+                    continue
+                state[n] = 1
+                path.append(n)
+            if i < len(uses[n]):
+                stack.append((n, i + 1))
+                m = uses[n][i]
+                if state.get(m) == 1:
+                    cycle = path[path.index(m):]
+                    if not any(set(c) == set(cycle) for c in cycles):
+                        cycles.append(list(cycle))
+                elif not state.get(m):
+                    stack.append((m, 0))
+            else:
+                state[n] = 2
+                path.pop()
+                order.append(n)
+    return order, cycles
+
+
+def _uses_formula(n: str, uses: dict[str, list[str]], entries: dict[str, Any]) -> bool:
+    seen, todo = set(), list(uses[n])
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        if entries[m][0] == "formula":
+            return True
+        todo.extend(uses[m])
+    return False
 
 
 def _used(values: dict[str, Any], exprs: Iterable[Any]) -> dict[str, Any]:

@@ -143,3 +143,46 @@ def mean_sd(values):
     mean = sum(values) / k
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (k - 1)) if k > 1 else 0.0
     return mean, sd
+
+
+# Confidence bounds of Monte Carlo estimates (kind `distribution` of the spec language; also usable for
+# the demonstrations' per-seed statistics). Large-sample normal approximations, stated as such.
+
+def z_value(level: float = 0.95) -> float:
+    """The two-sided standard normal quantile: 1.96 for 95%."""
+    from statistics import NormalDist
+    if not 0 < level < 1:
+        raise ValueError(f"a confidence level is between 0 and 1, got {level}")
+    return NormalDist().inv_cdf(0.5 + level / 2)
+
+
+def mean_interval(values, level: float = 0.95):
+    """(mean, half-width): the mean ± z·s/√N covers the true mean with probability about ``level``."""
+    mean, sd = mean_sd(values)
+    return mean, z_value(level) * sd / math.sqrt(len(values))
+
+
+def variance_interval(values, level: float = 0.95):
+    """(sample variance s², half-width): s² ± z·√((m₄ − s⁴)/N), m₄ the fourth central moment — the
+    asymptotic standard error of s², which does not assume normal data."""
+    values = [float(v) for v in values]
+    k = len(values)
+    if k < 4:
+        raise ValueError("a variance's confidence bound needs at least 4 samples")
+    mean = sum(values) / k
+    dev2 = [(v - mean) ** 2 for v in values]
+    s2 = sum(dev2) / (k - 1)
+    m4 = sum(x * x for x in dev2) / k
+    return s2, z_value(level) * math.sqrt(max(m4 - s2 * s2, 0.0) / k)
+
+
+def proportion_interval(hits: int, total: int, level: float = 0.95):
+    """(centre, half-width) of the Wilson score interval for a proportion hits/total."""
+    if total <= 0 or not 0 <= hits <= total:
+        raise ValueError(f"a proportion needs 0 <= hits <= total and total > 0, got {hits}/{total}")
+    z = z_value(level)
+    p = hits / total
+    denom = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denom
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
+    return centre, half

@@ -227,7 +227,7 @@ def spec_cases() -> list:
     sizes = [
         f'{{kind: measure, quantity: flops.total, at: {{d: {huge}, h: 1, n: {huge}}}, formula: flops}}',
         f'{{kind: shapes, at: {{d: {huge}, h: 1, n: 8}}, shapes: {{Q_i: [8, {huge}]}}}}',
-        f'{{kind: compare, left: params, right: flops.total, at: {{d: 8, h: 1, n: {2 ** 31}, b: {2 ** 20}}}, claimed: less}}',
+        f'{{kind: compare, left: flops.attention, right: flops.total, at: {{d: 8, h: 1, n: {2 ** 31}, b: {2 ** 20}}}, claimed: less}}',
         f'{{kind: invariance, quantity: params, at: {{d: 8, n: 1}}, vary: {{h: [1, 2]}}}}',
         f'{{kind: measure, quantity: attention.bytes.fp32, at: {{d: 64, h: 64, n: {2 ** 30}, b: 1}}, claimed: "1"}}',
         f'{{kind: measure, quantity: params, at: {{d: {2 ** 31}, h: 1}}, formula: "4*d^2 + 4*d"}}',

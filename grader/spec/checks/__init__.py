@@ -21,7 +21,8 @@ Adding a kind is adding its module and its name to :data:`MODULES` (see docs/ARC
 Symbolic kinds (no torch): identity, numeric, config, dominance, asymptotic, range.
 Measured kinds (mha, meta device where sizes are large): shapes, measure, compare,
 invariance, equivalence. Demonstrations (seeded experiments on mha, some training a small
-model): demonstrate. And unverifiable (a reason, no check).
+model): demonstrate. Statistical claims (Monte Carlo with a confidence bound, and sympy.stats):
+distribution. And unverifiable (a reason, no check).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 MODULES = ("identity", "numeric", "config", "dominance", "asymptotic", "range", "shapes", "measure", "compare",
-           "invariance", "equivalence", "demonstrate", "unverifiable")
+           "invariance", "equivalence", "demonstrate", "distribution", "unverifiable")
 
 
 @dataclass(frozen=True)

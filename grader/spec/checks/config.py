@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from .common import Context
 
 NAME = "config"
-FIELDS = {"model": ("model", True), "expr": ("expr", True), "claimed": ("figure", True)}
+FIELDS = {"model": ("model", True), "expr": ("expr", True), "claimed": ("figure", True),
+          "values": ("values", False), "tolerance": ("margin", False)}
 MEASURES = False
 HELP = "expr evaluated on a real model's recorded configuration is the claimed figure"
 
@@ -20,16 +21,28 @@ HELP = "expr evaluated on a real model's recorded configuration is the claimed f
 def validate(site: CheckSite, params: dict[str, Any]) -> bool:
     """The model records a value for every symbol the expression uses."""
     model = params["model"]
-    lost = sorted(site.free(params["expr"]) - set(model.values))
+    added = dict(params.get("values") or {})
+    lost = sorted(site.free(params["expr"]) - set(model.values) - set(added))
     if lost:
-        site.error(f"model {model.key!r} records no value for {', '.join(lost)}, which the expression uses",
-                   site.mapping.loc_of("expr"))
-    return not lost
+        site.error(f"model {model.key!r} records no value for {', '.join(lost)}, which the expression uses "
+                   f"(a check may add values: values: {{{lost[0]}: ...}})", site.mapping.loc_of("expr"))
+        return False
+    clash = sorted(k for k in added if k in model.values)
+    if clash:
+        site.error(f"model {model.key!r} records {', '.join(clash)} already (from {model.citation}); 'values' "
+                   f"may only add what the model card does not hold", site.mapping.loc_of("values"))
+        return False
+    return not added or site.meets_constraints({**model.values, **added}, "the model's values with the check's")
 
 
 def run(ctx: Context, check: Check) -> CheckResult:
     """expr on a real model's recorded configuration (with its citation) is the claimed figure."""
+    from ..tolerance import with_tolerance
     model = check["model"]
-    r = figure_result("config", check["expr"], dict(model.values), check["claimed"], where="", method="config")
-    summary = r.summary.replace(f" at {show_values(model.values)}", f" for {model.name}") + f" [{model.citation}]"
+    added = dict(check.get("values") or {})
+    values = {**model.values, **added}
+    r = figure_result("config", check["expr"], values, with_tolerance(check["claimed"], check.get("tolerance")),
+                      where="", method="config")
+    extra = f" with {show_values(added)}" if added else ""
+    summary = r.summary.replace(f" at {show_values(values)}", f" for {model.name}{extra}") + f" [{model.citation}]"
     return type(r)(r.kind, r.verdict, summary, r.details, "config")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .common import evaluate_exact, num, pretty, result, show_values
 
 if TYPE_CHECKING:
+    from ..loader import CheckSite
     from ..model import Check, CheckResult
     from .common import Context
 
@@ -17,6 +18,34 @@ MEASURES = False
 HELP = "lhs = rhs for every value of the symbols allowed by their assumptions"
 
 
+def validate(site: CheckSite, params: dict[str, Any]) -> bool:
+    """Marks a vacuous check (``params["vacuous"]``): the two sides are the same whatever the spec's
+    definitions and formulas mean (each read as an opaque name), and either they are the same text
+    or no symbol of the spec is written on them (``d_k*(1*1)`` = ``d_k``) — a check that proves nothing."""
+    import re
+
+    import sympy
+
+    from grader.expr import ExprError, SymbolTable, parse
+    ld = site.loader
+    raw = [site.mapping.get("lhs"), site.mapping.get("rhs")]
+    if not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in raw):
+        return True
+    texts = [re.sub(r"\s+", "", str(x)) for x in raw]
+    names = list(ld.symbol_list) + [n for n in list(ld.definition_exprs) + list(ld.formulas) if n not in ld.symbol_list]
+    try:
+        table = SymbolTable.build(symbols={n: ld.assumptions.get(n, {}) for n in names}, aliases=ld.aliases)
+        a, b = (parse(str(x), table).expr for x in raw)
+    except ExprError:
+        return True
+    if sympy.simplify(a - b) != 0:
+        return True
+    written = {s.name for s in a.free_symbols | b.free_symbols}
+    if texts[0] == texts[1] or not written & set(ld.symbol_list):
+        params["vacuous"] = f"{raw[0]} = {raw[1]}"
+    return True
+
+
 def run(ctx: Context, check: Check) -> CheckResult:
     """lhs = rhs under the symbols' assumptions (grader.expr.equivalent)."""
     import sympy
@@ -24,6 +53,11 @@ def run(ctx: Context, check: Check) -> CheckResult:
     from grader.expr import equivalent
 
     lhs, rhs = check["lhs"], check["rhs"]
+    if check.get("vacuous"):
+        return result("identity", "error", f"vacuous check: {check['vacuous']} holds whatever the symbols and "
+                      f"definitions are (both sides are the same expression, {pretty(lhs)}); it proves nothing "
+                      f"about the claim: state the claim's own quantities on each side", "symbolic",
+                      lhs=pretty(lhs), rhs=pretty(rhs), vacuous=True)
     eq = equivalent(lhs, rhs, ctx.subject.table, constraints=ctx.subject.constraints)
     if eq.verdict == "equal":
         return result("identity", "holds", f"{pretty(lhs)} = {pretty(rhs)} identically ({eq.method})",

@@ -5,7 +5,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from .common import pretty, result, show_values
-from .measured import measured, mha_values, request, show, sizes_of
+from .measured import MODEL_FIELDS, measured, mha_values, request, show, sizes_of
 
 if TYPE_CHECKING:
     from ..loader import CheckSite
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 NAME = "invariance"
 FIELDS = {"quantity": ("quantity", True), "at": ("values", True), "vary": ("values_list", True),
-          "formula": ("expr", False)}
+          "formula": ("expr", False), "tolerance": ("margin", False), **MODEL_FIELDS}
 MEASURES = True
 HELP = "a measured quantity (and its formula) does not change as the varied symbols do"
 
@@ -41,7 +41,14 @@ def run(ctx: Context, check: Check) -> CheckResult:
     distinct = set(seen.values())
     listing = "; ".join(f"{k}: {show(v)}" for k, v in seen.items())
     parts = [f"{q} at {show_values(at)} — {listing}"]
-    ok = len(distinct) == 1
+    tol = check.get("tolerance")
+    if tol is None or tol.kind == "digits" or not all(isinstance(v, int) for v in distinct):
+        ok = len(distinct) == 1
+    else:
+        from ..tolerance import close
+        ok = close(min(distinct), max(distinct), tol)
+        parts.append(f"spread {show(max(distinct) - min(distinct))} " + ("within" if ok else "beyond")
+                     + f" the {tol.describe()}")
     formula = check.get("formula")
     if formula is not None:
         import sympy

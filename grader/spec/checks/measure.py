@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..figures import fmt
 from .common import evaluate_exact, pretty, result, show_values
-from .measured import measured, mha_values, request, show, sizes_of
+from .measured import MODEL_FIELDS, measured, mha_values, request, show, sizes_of
 
 if TYPE_CHECKING:
     from ..loader import CheckSite
@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 NAME = "measure"
 FIELDS = {"quantity": ("quantity", True), "at": ("values", True), "claimed": ("figure", False),
-          "formula": ("expr", False), "layout": ("choice:fused|per_head", False), "bias": ("bool", False)}
+          "formula": ("expr", False), "layout": ("choice:fused|per_head", False), "bias": ("bool", False),
+          "tolerance": ("margin", False), **MODEL_FIELDS}
 MEASURES = True
 HELP = "a quantity measured on the real mha equals the claimed figure and/or formula"
 
@@ -32,7 +33,8 @@ def run(ctx: Context, check: Check) -> CheckResult:
     when the figure and the formula disagree with each other, that is said."""
     at, q = dict(check["at"]), check["quantity"]
     got = measured(ctx, check, q, at)
-    parts, ok, details = [f"measured {q} = {show(got)} at {show_values(at)}"], True, {"measured": got, "at": at}
+    parts, ok, details = [f"measured {q} = {show(got)} at {show_values(at)}"], True, {"measured": got, "at": at,
+                                                                            "quantity": q}
     formula = check.get("formula")
     if formula is not None:
         value = evaluate_exact(formula, at)
@@ -43,6 +45,8 @@ def run(ctx: Context, check: Check) -> CheckResult:
         details["formula_value"] = fmt(value)
     claimed = check.get("claimed")
     if claimed is not None:
+        from ..tolerance import with_tolerance
+        claimed = with_tolerance(claimed, check.get("tolerance"))
         c_ok = claimed.matches(got)
         ok &= c_ok
         parts.append(f"claimed {claimed.describe()}" + ("" if c_ok else " (differs)"))

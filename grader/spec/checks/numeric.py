@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from .common import Context
 
 NAME = "numeric"
-FIELDS = {"expr": ("expr", True), "at": ("values", False), "claimed": ("figure", True)}
+FIELDS = {"expr": ("expr", True), "at": ("values", False), "claimed": ("figure", True),
+          "tolerance": ("margin", False)}
 MEASURES = False
 HELP = "expr evaluated at the given values is the claimed figure (exact, or within its stated digits)"
 
@@ -23,4 +24,6 @@ def validate(site: CheckSite, params: dict[str, Any]) -> bool:
 
 def run(ctx: Context, check: Check) -> CheckResult:
     """expr at the values is the claimed figure, exact or within half a unit of its last digit."""
-    return figure_result("numeric", check["expr"], dict(check.get("at") or {}), check["claimed"])
+    from ..tolerance import with_tolerance
+    return figure_result("numeric", check["expr"], dict(check.get("at") or {}),
+                         with_tolerance(check["claimed"], check.get("tolerance")))
