@@ -76,3 +76,25 @@ def test_a_vacuous_identity_is_reported_as_such(tmp_path, lhs, rhs, vacuous):
         assert r.verdict == "error" and r.evidence.startswith(f"vacuous check: {lhs} = {rhs} holds whatever")
     else:
         assert r.verdict == "holds", r.evidence
+
+
+def test_sources_whose_quotes_cannot_be_checked_are_said_not_silently_accepted(tmp_path):
+    s = load_subject(write(tmp_path))       # 'other' has no path: its one quote is not checked
+    assert s.unchecked == ("source 'other' has no 'path:', so its 1 quote is not checked against its text",)
+    s = load_subject(write(tmp_path, path="src/missing.txt"))
+    assert len(s.unchecked) == 2
+    assert "source 'text': src/missing.txt is not found beside" in s.unchecked[0]
+    assert "its 1 quote" in s.unchecked[0]
+
+
+def test_check_spec_warns_of_unchecked_sources_on_stderr_and_still_checks(tmp_path):
+    from click.testing import CliRunner
+
+    from grader.cli import cli
+    p = write(tmp_path, path="src/missing.txt")
+    r = CliRunner().invoke(cli, ["check-spec", str(p), "--no-train"])
+    assert r.exit_code == 0, r.output
+    assert "2 claims: 2 hold" in r.stdout
+    assert f"warning: {p}: source 'text': src/missing.txt is not found" in r.stderr
+    assert "source 'other' has no 'path:'" in r.stderr
+    assert "warning" not in r.stdout

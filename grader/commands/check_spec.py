@@ -104,6 +104,9 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
         click.get_current_context().exit(2)
     from grader.spec.report import render
 
+    for r in results:   # sources whose quotes could not be checked: said, not an error
+        for line in r.subject.unchecked:
+            click.echo(f"warning: {r.subject.file}: {line}", err=True)
     terminal = output is None and fmt == "text" and sys.stdout.isatty()
     width = shutil.get_terminal_size().columns if terminal else None
     if fmt == "html":

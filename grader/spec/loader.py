@@ -33,6 +33,7 @@ class Loader(Sections):
     def __init__(self, name: str, lines: Any = ()) -> None:
         super().__init__(name, lines)
         self.source_texts = {}       # document key -> its normalised text (None: no file found)
+        self.quotes_unchecked: dict[str, int] = {}   # document key -> its quotes that were not checked
 
     def subject(self, data: Any) -> Subject:
         if data is None:
@@ -66,7 +67,20 @@ class Loader(Sections):
             raise ErrorList(self.errors)
         return Subject(sid, title, frozen_map(self.documents), self.answer_table or self.table,
                        frozen_map(self.formulas), tuple(constraints), frozen_map(self.models), tuple(claims),
-                       self.name, frozen_map(self.aliases), spec_table=self.table)
+                       self.name, frozen_map(self.aliases), spec_table=self.table, unchecked=self.unchecked())
+
+    def unchecked(self) -> tuple[str, ...]:
+        """One sentence per source whose quotes were not checked against its text."""
+        out = []
+        for key, n in self.quotes_unchecked.items():
+            doc = self.documents[key]
+            quotes = f"{n} quote is" if n == 1 else f"{n} quotes are"
+            if not doc.path:
+                out.append(f"source {key!r} has no 'path:', so its {quotes} not checked against its text")
+            else:
+                out.append(f"source {key!r}: {doc.path} is not found beside {self.name} or in a folder above it; "
+                           f"its {quotes} not checked against its text")
+        return tuple(out)
 
     def claims(self, data: Any, sid: str) -> list[Claim]:
         items = data.get("claims")
@@ -106,10 +120,14 @@ class Loader(Sections):
 
     def check_quote(self, quote: str, source: Source, loc: Location | None) -> None:
         """A quote of a source with a path must be in that text (grader.spec.quotes); a source whose
-        file is not found is not checked (there is nothing to check it against), and is no error."""
+        file is not found (or that has no path) cannot be checked: it is no error, but is said in
+        ``Subject.unchecked``, which ``grader check-spec`` prints."""
         from .quotes import appears, find_source, missing_fragments, read_source
         doc = self.documents.get(source.document)
-        if not quote or doc is None or not doc.path:
+        if not quote or doc is None:
+            return
+        if not doc.path:
+            self.quotes_unchecked[source.document] = self.quotes_unchecked.get(source.document, 0) + 1
             return
         if source.document not in self.source_texts:
             found = find_source(doc.path, self.name)
@@ -121,6 +139,8 @@ class Loader(Sections):
                     self.error(f"source {source.document!r}: cannot read {doc.path}: {e}", loc)
             self.source_texts[source.document] = text
         text = self.source_texts[source.document]
+        if text is None:
+            self.quotes_unchecked[source.document] = self.quotes_unchecked.get(source.document, 0) + 1
         if text is not None and not appears(quote, text):
             missing = missing_fragments(quote, text)
             self.error(f"the quote is not in source {source.document!r} ({doc.path}): "

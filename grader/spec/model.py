@@ -104,6 +104,8 @@ class Subject:
     # ``table`` reads learners' answers (symbols, aliases, definitions); ``spec_table`` the spec's own
     # expressions, in which a formula's name stands for the formula too (None: the same as table)
     spec_table: Any = None
+    # sources whose quotes could not be checked (no ``path:``, or no file there): one sentence each
+    unchecked: tuple[str, ...] = ()
 
     def canonical(self, name: str) -> str:
         """The symbol a name stands for (d_model -> d)."""
