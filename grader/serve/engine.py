@@ -189,9 +189,9 @@ def safe_name(name: str, default: str, suffixes: tuple) -> str:
 
 
 def _code_answer(bank, problem_id: str, filename: str, data: bytes) -> dict:
-    """The per-answer object of a code submission, with each test's result (``tests``)."""
-    from grader.code import grade_code
-    from grader.errors import GraderError
+    """The per-answer object of a code submission, with each test's result (``tests``): graded by
+    the engine's own code path (:func:`grader.grade.check.grade_code_task`), as ``grader grade`` does."""
+    from grader.grade.check import grade_code_task
     problem = bank.get(problem_id)
     points = float(problem.points) if problem else 0.0
     row = {"id": problem_id, "answer": filename, "score": 0, "max_score": _num(points), "pending_points": 0,
@@ -202,25 +202,12 @@ def _code_answer(bank, problem_id: str, filename: str, data: bytes) -> dict:
     try:
         path = work / filename
         path.write_bytes(data)
-        try:
-            result = grade_code(problem, path)
-        except GraderError as e:
-            return {**row, "status": "invalid", "feedback": f"invalid answer: {e.message}", "tests": []}
+        grade = grade_code_task(problem, path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    tests = [{"name": t.name, "passed": t.passed, "message": t.message} for t in result.tests]
-    failed = [t for t in result.tests if not t.passed]
-    frac = (result.score / result.max_score) if result.max_score else 0.0
-    if failed:
-        lines = [f"{len(result.tests) - len(failed)}/{len(result.tests)} tests passed"]
-        lines += [f"{t.name}: {t.message}" for t in failed[:5]]
-        if len(failed) > 5:
-            lines.append(f"… and {len(failed) - 5} more")
-        feedback, status = "; ".join(lines) + f" [sandbox: {result.sandbox}]", "partial" if frac else "wrong"
-    else:
-        feedback, status = f"all {len(result.tests)} tests passed [sandbox: {result.sandbox}]", "correct"
-    return {**row, "score": _num(round(frac * points, 6)), "correct": not failed, "feedback": feedback,
-            "status": status, "tests": tests, "sandbox": result.sandbox}
+    tests = [{"name": t.name, "passed": t.passed, "message": t.message, "hidden": t.hidden} for t in grade.tests]
+    return {**row, "score": _num(round(grade.credit * points, 6)), "correct": bool(grade.correct),
+            "feedback": grade.feedback, "status": grade.status, "tests": tests}
 
 
 def _batch(bank, filename: str, data: bytes, limits, config: dict, progress) -> dict:
