@@ -56,10 +56,19 @@ def blocks(path: Path):
         i = j + 1
 
 
+HEREDOC = re.compile(r"<<-?\s*(['\"]?)(?P<word>\w+)\1")
+
+
 def commands(lang: str, body: str) -> list[str]:
-    """The commands of a block, continuation lines joined."""
-    out, current = [], None
+    """The commands of a block, continuation lines and here-documents (``<<'EOF'`` ... ``EOF``) joined."""
+    out, current, until = [], None, None
     for line in body.splitlines():
+        if until is not None:                   # inside a here-document: its lines as they are
+            current += "\n" + line
+            if line.strip() == until:
+                out.append(current)
+                current = until = None
+            continue
         if current is not None:                 # continuing the previous command
             current += "\n" + line
             if not line.rstrip().endswith("\\"):
@@ -73,7 +82,10 @@ def commands(lang: str, body: str) -> list[str]:
             text = text[2:]
         if not text or text.startswith("#"):
             continue
-        if text.rstrip().endswith("\\"):
+        doc = HEREDOC.search(text)
+        if doc:
+            current, until = text, doc.group("word")
+        elif text.rstrip().endswith("\\"):
             current = text
         else:
             out.append(text)
@@ -97,6 +109,8 @@ def test_the_parser_finds_commands_and_skips():
     body = "$ grader exercises   # the bank\nid kind points\n$ grader grade a.yaml \\\n    --format json\n{...}"
     assert commands("console", body) == ["grader exercises   # the bank", "grader grade a.yaml \\\n    --format json"]
     assert commands("sh", "# set-up\nmake test\n\npytest -q") == ["make test", "pytest -q"]
+    heredoc = "cat > a.yaml <<'EOF'\nlearner: ann\n# not a comment here\nEOF\ngrader grade a.yaml"
+    assert commands("sh", heredoc) == ["cat > a.yaml <<'EOF'\nlearner: ann\n# not a comment here\nEOF", "grader grade a.yaml"]
     assert SKIP.match("<!-- docs-test: skip (starts a server) -->").group("why") == "starts a server"
     assert SETUP.search("make check-spec") and SETUP.search("~/env/bin/pip install x.whl")
     assert not SETUP.search("grader grade docs/examples/alice.yaml")

@@ -114,4 +114,6 @@ def test_a_process_that_dies_between_claims_is_restarted_a_few_times_only(tmp_pa
         (res,) = run_subject(load_subject(p), measurer=measurer).results
         restarts = measurer.restarts
     assert res.verdict == "error" and "keeps dying between claims (exit status 0)" in res.evidence
-    assert restarts == 2
+    # three processes in all: the first dies either before the claim is queued (then the claim's
+    # submit starts the second, and one restart follows) or after (two restarts); never more
+    assert restarts in (1, 2), restarts
