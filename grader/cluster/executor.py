@@ -33,7 +33,7 @@ from . import ClusterError
 from .connect import Cluster, connect
 from .remote import WEAK_ENV, ShippedCode, VersionMismatch, run_chunk, test_files, versions
 
-CHUNK_MAX = 256         # answers in one chunk at most
+CHUNK_MAX = 1024        # answers in one chunk at most (a round trip through the scheduler costs more than a pipe)
 CHUNKS_PER_SLOT = 4     # chunks per worker thread at least, where there are answers enough
 POLL_S = 0.02          # how often the client looks for finished chunks
 LOST_S = 20.0           # the client without its scheduler this long: the run fails
