@@ -1,4 +1,6 @@
-"""Small specs for the spec engine's tests (written into tmp_path)."""
+"""Small specs for the spec engine's tests (written into tmp_path), with their source text beside
+them (every quote of the claims), so that check-spec checks the quotes as it does for an author."""
+import re
 import textwrap
 
 HEADER = """\
@@ -6,7 +8,7 @@ subject:
   id: "t-1"
   title: Test subject
   sources:
-    text: {title: A test text}
+    text: {title: A test text, path: t-source.txt}
 symbols:
   d: {positive: true, integer: true}
   h: {positive: true, integer: true}
@@ -48,6 +50,8 @@ def claim(cid, expect, checks, corrected="the right statement"):
 def write_spec(tmp_path, *claims, name="t.yaml", header=HEADER):
     p = tmp_path / name
     p.write_text(header + "claims:\n" + "".join(claims), encoding="utf-8")
+    quotes = re.findall(r'^\s*-?\s*quote: "(.*)"\s*$', "".join(claims), re.M)
+    (tmp_path / "t-source.txt").write_text("\n".join(quotes) + "\n", encoding="utf-8")
     return p
 
 
