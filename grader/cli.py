@@ -50,7 +50,7 @@ def cli() -> None:
     multi-head attention, and grade learners' answers with the same engine.
 
     \b
-    Course authors:  grader check-spec            (the bundled subject 17-08)
+    Course authors:  grader check-spec            (the bundled subjects, spec/)
     Learners/staff:  grader grade answers.yaml
                      grader exercises
     Service:         grader serve                (grader users, grader db)

@@ -70,7 +70,7 @@ def _memory_budget(ctx: click.Context, param: click.Parameter, value: str | None
 def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str, only: str | None, timeout: float,
                memory_budget: int | None, verbose: bool, no_train: bool, figures: str | None,
                scheduler: str | None = None) -> None:
-    """Check every claim of the spec(s) at PATHS (files or folders; none: the bundled subject 17-08).
+    """Check every claim of the spec(s) at PATHS (files or folders; none: the bundled subjects, spec/).
 
     Exit status: 0 when every verdict is what the spec expects, 1 when one is not (or a check
     failed), 2 for an invalid spec or bad usage.
