@@ -29,10 +29,7 @@ def sign(v) -> int | None:
     if getattr(v, "free_symbols", None) or not getattr(v, "is_number", False):
         return None
     for digits in (40, STRICT_DIGITS):       # most values are far from 0: 40 digits tell
-        try:
-            x = _interval(v, _iv(digits))
-        except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
-            return None
+        x = _enclosing(v, digits)
         if x is None:
             return None
         if x.a > 0 or x.b < 0:
@@ -46,10 +43,7 @@ def enclosure(v, digits: int = 40) -> tuple | None:
     if v.is_Rational:
         f = Fraction(int(v.p), int(v.q))
         return f, f
-    try:
-        x = _interval(v, _iv(digits))
-    except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
-        return None
+    x = _enclosing(v, digits)
     if x is None:
         return None
 
@@ -60,6 +54,15 @@ def enclosure(v, digits: int = 40) -> tuple | None:
     try:
         return exact(x._mpi_[0]), exact(x._mpi_[1])
     except (TypeError, ValueError, OverflowError):      # an infinite end
+        return None
+
+
+def _enclosing(v, digits: int):
+    """The mpmath interval of ``v`` at ``digits`` digits, or None where interval arithmetic
+    cannot enclose it (an operation it lacks, an overflow, too deep an expression)."""
+    try:
+        return _interval(v, _iv(digits))
+    except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
         return None
 
 
