@@ -61,6 +61,15 @@ class WireClosed(WireError):
 # ------------------------------------------------------------------ encoding
 
 
+def _one_more(codec, depth: int) -> None:
+    """Count one more value of an encoder's or decoder's message, within its limits."""
+    codec.items += 1
+    if codec.items > codec.limits.items:
+        raise WireError(f"more than {codec.limits.items} values")
+    if depth > codec.limits.depth:
+        raise WireError(f"nested deeper than {codec.limits.depth} levels")
+
+
 class Encoder:
     """Turns plain data into a header tree and blobs; anything else becomes ``{"X": name}``."""
 
@@ -72,11 +81,7 @@ class Encoder:
         self.items = 0
 
     def encode(self, obj, depth: int = 0):
-        self.items += 1
-        if self.items > self.limits.items:
-            raise WireError(f"more than {self.limits.items} values")
-        if depth > self.limits.depth:
-            raise WireError(f"nested deeper than {self.limits.depth} levels")
+        _one_more(self, depth)
         t = type(obj)
         if t in SCALARS:
             if t is str and len(obj) > self.limits.text:
@@ -266,11 +271,7 @@ class Decoder:
         self.items = 0
 
     def decode(self, node, depth: int = 0):
-        self.items += 1
-        if self.items > self.limits.items:
-            raise WireError(f"more than {self.limits.items} values")
-        if depth > self.limits.depth:
-            raise WireError(f"nested deeper than {self.limits.depth} levels")
+        _one_more(self, depth)
         t = type(node)
         if node is None or t is bool or t is int or t is float:
             return node
