@@ -83,7 +83,9 @@ def test_authors_mistakes_tolerance_and_unbounded_ends():
     assert check_answer(relu, "(0, inf)").status == "wrong"
 
 
-@pytest.mark.parametrize("raw", [[0, 1, 2], [[0], 1], [True, 1], {"lo": 0}, None, "x" * 5000, "[0\x00, 1]"])
+@pytest.mark.parametrize("raw", [[0, 1, 2], [[0], 1], [True, 1], {"lo": 0}, None, "x" * 5000, "[0\x00, 1]",
+                                 "[0, 1e999999999]", "[1e-999999999, 1)", "[1/128, 10**400)", "[0,1) or [1/128,1)",
+                                 "[" + "(" * 1500 + "0, 1]", "[1/128, 1) # x"])
 def test_hostile_answers_are_invalid(raw):
     out = check_answer(SOFTMAX_MAX, raw)
     assert (out.status, out.credit) == ("invalid", 0.0) and out.feedback.startswith("invalid answer: ")
