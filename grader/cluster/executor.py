@@ -31,7 +31,7 @@ from grader.grade.pool import AnswerLimits, Failure, limits_for
 
 from . import ClusterError
 from .connect import Cluster, connect
-from .remote import WEAK_ENV, ShippedCode, VersionMismatch, run_chunk, test_files, versions
+from .remote import WEAK_ENV, ShippedCode, VersionMismatch, run_chunk, test_files, unpack, versions
 
 CHUNK_MAX = 1024        # answers in one chunk at most (a round trip through the scheduler costs more than a pipe)
 CHUNKS_PER_SLOT = 4     # chunks per worker thread at least, where there are answers enough
@@ -107,19 +107,25 @@ class DaskExecutor:
         pending: dict[Any, list[tuple[Any, Any]]] = {}
         count = 0
 
-        def submit(chunk: list[tuple[Any, Any]]) -> None:
+        def submit(chunks: list[list[tuple[Any, Any]]]) -> None:
+            """The chunks, as tasks of the scheduler, in one message (one per chunk costs a round trip each)."""
             nonlocal count
-            count += 1
-            fut = client.submit(run_chunk, checker, chunk, limits, expected, pure=False,
-                                key=f"grader-chunk-{run}-{count}")
-            pending[fut] = chunk
-            ready.add(fut)
+            if not chunks:
+                return
+            keys = [f"grader-chunk-{run}-{count + i}" for i in range(1, len(chunks) + 1)]
+            count += len(chunks)
+            futs = client.map(run_chunk, chunks, checker=checker, limits=limits, expected=expected,
+                              key=keys, pure=False)
+            for fut, chunk in zip(futs, chunks):
+                pending[fut] = chunk
+                ready.add(fut)
 
         out: dict[Any, Any] = {}
         ready = as_completed(loop=client.loop)
         try:
-            for chunk in self.chunks(tasks, handler, limits):
-                submit(chunk)
+            chunks = self.chunks(tasks, handler, limits)
+            submit(chunks[:1])      # the first at once: a worker starts on it while the rest are sent
+            submit(chunks[1:])
             away_since: float | None = None
             while pending:
                 done = ready.next_batch(block=False)
@@ -136,11 +142,10 @@ class DaskExecutor:
                 for fut in done:
                     chunk = pending.pop(fut)
                     try:
-                        got = fut.result()
+                        got = unpack(fut.result())
                     except KilledWorker:
                         if len(chunk) > 1:      # which of them killed the workers? each alone
-                            for t in chunk:
-                                submit([t])
+                            submit([[t] for t in chunk])
                             continue
                         got = {chunk[0][0]: Failure("died", "the check killed the cluster's workers")}
                     except VersionMismatch as e:

@@ -12,9 +12,11 @@
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
+import pickle
 import platform
 import tempfile
 import threading
@@ -158,10 +160,13 @@ class ChunkRunner:
         self.limits = limits
         self.token = f"{landed.token}-chunks-{hash(limits)}" if landed.token else None
 
-    def __call__(self, tasks: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    def __call__(self, tasks: list[tuple[Any, Any]]) -> bytes:
+        """The chunk's ``{task id: outcome or Failure}``, pickled here: the Dask worker passes the
+        bytes on to the client untouched (one pickling and one unpickling, not three of each)."""
         from grader.grade.pool import limits_for
         guard = _guard()
-        return {tid: guard.run(self.landed, p, limits_for(self.landed, p, self.limits)) for tid, p in tasks}
+        return pickle.dumps({tid: guard.run(self.landed, p, limits_for(self.landed, p, self.limits)) for tid, p in tasks},
+                            protocol=pickle.HIGHEST_PROTOCOL)
 
 
 _guards: list[Any] = []
@@ -193,25 +198,36 @@ class VersionMismatch(Exception):
     """A worker that joined after the start-up check runs other versions than the client's."""
 
 
-def run_chunk(checker: Any, chunk: list[tuple[Any, Any]], limits: Any, expected: dict[str, str]) -> dict[Any, Any]:
-    """``{task id: outcome or Failure}`` for a chunk, run in one of this worker's check processes,
-    each task under ``limits`` or its own (see the module doc); :class:`VersionMismatch` on a
-    worker whose versions are not ``expected`` (the client's: a worker may join after the start-up check)."""
+def run_chunk(chunk: list[tuple[Any, Any]], checker: Any, limits: Any, expected: dict[str, str]) -> bytes | dict[Any, Any]:
+    """``{task id: outcome or Failure}`` for a chunk (pickled, as its check process made it, or
+    a dict: read it with :func:`unpack`), run in one of this worker's check processes, each task
+    under ``limits`` or its own (see the module doc); :class:`VersionMismatch` on a worker whose
+    versions are not ``expected`` (the client's: a worker may join after the start-up check)."""
     mine = versions()
     if mine != expected:
         diff = [f"{k} {mine.get(k)} (client: {expected.get(k)})" for k in VERSION_KEYS
                 if mine.get(k) != expected.get(k)]
         raise VersionMismatch(", ".join(diff))
-    with tempfile.TemporaryDirectory(prefix="grader-cluster-") as tmp:
+    code = any(isinstance(p, ShippedCode) for _, p in chunk)
+    with tempfile.TemporaryDirectory(prefix="grader-cluster-") if code else contextlib.nullcontext("") as tmp:
         tasks = [(tid, _land(Path(tmp), i, p, checker) if isinstance(p, ShippedCode) else p)
                  for i, (tid, p) in enumerate(chunk)]
         landed = Landed(checker)
         ex = _executor()
         got = ex.run([(0, tasks)], ChunkRunner(landed, limits), limits=_chunk_limits(landed, tasks, limits))[0]
-        if isinstance(got, dict):
+        if isinstance(got, bytes):
             return got
         # the chunk's process died or hung: each task again, alone, so that only the culprit fails
         return ex.run(tasks, landed, limits=limits)
+
+
+def unpack(got: bytes | dict[Any, Any]) -> dict[Any, Any]:
+    """What :func:`run_chunk` returned, as ``{task id: outcome or Failure}`` (unpickled on the
+    client: the bytes come from the grader's own check process, as every Dask result does)."""
+    out = pickle.loads(got) if isinstance(got, bytes) else got
+    if not isinstance(out, dict):
+        raise TypeError(f"a chunk's result is a {type(out).__name__}, not a dict")
+    return out
 
 
 def _warm_checks(payload: Any) -> None:
@@ -232,9 +248,18 @@ def _warm_checks(payload: Any) -> None:
 
 
 def warm() -> int:
-    """Start this worker's check processes (each imports the checker's modules once), so that
-    the first batch does not wait for them; the number started."""
+    """Import the checker's modules in this worker (it unpickles the checker before passing it
+    on) and start its check processes (each imports them too), so that the first batch waits
+    for neither; the number of check processes started."""
+    import importlib
+
     from grader.grade.pool import AnswerLimits
+    from grader.grade.processes import PRELOAD
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
     ex = _executor()
     ex.run([(i, i) for i in range(ex.workers)], _warm_checks, limits=AnswerLimits(timeout_s=60.0, cpu_s=60))
     return int(ex.workers)
