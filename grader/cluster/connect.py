@@ -44,13 +44,19 @@ class Cluster:
         try:
             theirs = self.client.run(versions)
         except Exception as e:  # noqa: BLE001  (a worker that cannot even answer: refused too)
-            raise ClusterError(f"the workers of {self.address} cannot report their versions: "
-                               f"{type(e).__name__}: {e}") from None
+            why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+            raise ClusterError(f"the workers of {self.address} cannot report their versions ({why}); "
+                               f"refused, {nothing}") from None
         for worker, got in sorted(theirs.items()):
             diff = [f"{k} {got.get(k, '?')} (client: {mine[k]})" for k in VERSION_KEYS if got.get(k) != mine[k]]
             if diff:
                 raise ClusterError(f"worker {worker} of {self.address} runs " + ", ".join(diff)
                                    + f"; refused, {nothing}")
+
+    def sandboxes(self, allow_weak: bool) -> dict[str, Any]:
+        """Each worker's :class:`grader.code.CodeSandbox` (``allow_weak``: the client's
+        ``--allow-weak-sandbox``, sent with every code answer): code answers run there, not here."""
+        return dict(self.client.run(_sandbox, allow_weak))
 
     def close(self) -> None:
         try:
@@ -70,17 +76,59 @@ class Cluster:
         self.close()
 
 
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")     # the transports Dask's client speaks
+_ADDRESS = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(?P<port>\d{1,5})")
+
+
+def _sandbox(allow_weak: bool) -> Any:
+    """On a worker: whether it can grade code answers (:func:`grader.code.code_sandbox`)."""
+    from grader.code import code_sandbox
+    return code_sandbox(allow_weak)
+
+
 def parse(address: str) -> tuple[str, int | None]:
-    """``(address, None)`` for a scheduler's address, ``("local", N)`` for ``local:N``."""
-    m = re.fullmatch(r"local:(\d{1,3})", address.strip())
-    if m:
-        n = int(m.group(1))
+    """``(address, None)`` for a scheduler's address (``[tcp://]HOST:PORT``: tls, ws, wss and ucx
+    too), ``("local", N)`` for ``local:N``; :class:`ClusterError` naming what is wrong otherwise
+    (no port, another scheme, N out of range), before anything connects."""
+    given = address.strip()
+    hint = "give tcp://HOST:PORT (a Dask scheduler's address) or local:N (N worker processes here)"
+    if given.startswith("local"):
+        m = re.fullmatch(r"local:(\d+)", given)
+        if not m:
+            raise ClusterError(f"--scheduler {address!r}: {hint}")
+        n = int(m.group(1)) if len(m.group(1)) <= 4 else 0
         if not 1 <= n <= 256:
-            raise ClusterError(f"--scheduler {address}: N must be 1 to 256 worker processes")
+            raise ClusterError(f"--scheduler {address!r}: N must be 1 to 256 worker processes")
         return "local", n
-    if not address.strip() or address.strip().startswith("local"):
-        raise ClusterError(f"--scheduler {address!r}: give tcp://HOST:PORT or local:N")
-    return address.strip(), None
+    m = _ADDRESS.fullmatch(given)
+    if not m:
+        rest = given.split("://")[-1]
+        why = "no port" if re.fullmatch(r"[A-Za-z0-9._-]+", rest) else "not an address"
+        raise ClusterError(f"--scheduler {address!r}: {why}; {hint}")
+    if m.group("scheme") and m.group("scheme") not in SCHEMES:
+        raise ClusterError(f"--scheduler {address!r}: Dask's client does not speak {m.group('scheme')}://; "
+                           f"{hint}")
+    if not 1 <= int(m.group("port")) <= 65535:
+        raise ClusterError(f"--scheduler {address!r}: the port must be 1 to 65535")
+    return given if m.group("scheme") else f"tcp://{given}", None
+
+
+def _refused(where: str, timeout: float) -> str | None:
+    """Why a ``tcp://`` scheduler cannot be reached at once (the connection refused, the host
+    unknown), or None: Dask's client would otherwise retry until its timeout."""
+    import socket
+    m = _ADDRESS.fullmatch(where)
+    if not m or (m.group("scheme") or "tcp") != "tcp":
+        return None
+    try:
+        socket.create_connection((m.group("host").strip("[]"), int(m.group("port"))), timeout=timeout).close()
+    except ConnectionRefusedError:
+        return "the connection was refused (is `dask scheduler` running there?)"
+    except socket.gaierror:
+        return f"unknown host {m.group('host')}"
+    except OSError:
+        return None     # a timeout, no route: Dask's client says it, after its own tries
+    return None
 
 
 def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, workers_s: float = WORKERS_S,
@@ -107,14 +155,20 @@ def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, w
                                              dashboard_address=None, memory_limit=memory_limit or "auto",
                                              local_directory=scratch)
             where = local.scheduler_address
+        else:
+            refused = _refused(where, connect_s)
+            if refused:
+                raise ClusterError(f"cannot reach the Dask scheduler at {address}: {refused}; {nothing}")
         client = distributed.Client(where, timeout=connect_s, set_as_default=False)
-    except (OSError, TimeoutError) as e:
+    except (OSError, TimeoutError, ValueError) as e:
         if local is not None:
             local.close()
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {why}; {nothing}") from None
+        why = " ".join(str(e).split()) or type(e).__name__
+        if isinstance(e, (TimeoutError, OSError)) and "Timed out" in why:
+            why = f"no answer within {connect_s:g} s"
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {why[:200]}; {nothing}") from None
     cluster = Cluster(address, client, local, scratch)
     try:
         try:

@@ -218,7 +218,8 @@ def run_chunk(chunk: list[tuple[Any, Any]], checker: Any, limits: Any, expected:
         if isinstance(got, bytes):
             return got
         # the chunk's process died or hung: each task again, alone, so that only the culprit fails
-        return ex.run(tasks, landed, limits=limits)
+        alone: dict[Any, Any] = ex.run(tasks, landed, limits=limits)
+        return alone
 
 
 def unpack(got: bytes | dict[Any, Any]) -> dict[Any, Any]:
@@ -234,7 +235,7 @@ def _warm_checks(payload: Any) -> None:
     """What the first checks of a process would load (pint, the unit registry, the expression
     parser and SymPy's equivalence), on text of our own: the first chunk then costs what any
     other does."""
-    from grader.answers.units import factor
+    from grader.quantities import factor
     from grader.expr import SymbolTable, equivalent, parse
     factor("MiB", "B")
     try:

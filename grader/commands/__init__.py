@@ -5,7 +5,8 @@
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 import click
 
@@ -18,3 +19,25 @@ def echo_errors(errors: GraderError | Iterable[GraderError]) -> None:
     for err in [errors] if isinstance(errors, GraderError) else errors:
         for e in each(err):
             click.echo(f"error: {e}", err=True)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def scheduler_option(help: str) -> Callable[[F], F]:
+    """The ``--scheduler ADDR`` option of grade, check-spec and serve: the address checked
+    (:func:`grader.cluster.connect.parse`) before anything is read or started; a malformed one
+    is a usage error (exit 2) that says what is wrong."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from grader.cluster import ClusterError
+        from grader.cluster.connect import parse
+        try:
+            parse(value)
+        except ClusterError as e:
+            raise click.UsageError(e.message, ctx) from None
+        return value
+
+    return click.option("--scheduler", default=None, metavar="ADDR", callback=check, help=help)

@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from . import scheduler_option
+
 from grader.spec.limits import DEFAULT_TIMEOUT, MAX_TIMEOUT   # a light module: no engine loaded
 
 
@@ -64,8 +66,7 @@ def _memory_budget(ctx: click.Context, param: click.Parameter, value: str | None
                    "'skipped'. Without it, trained results are cached (GRADER_CACHE_DIR, else ~/.cache/grader).")
 @click.option("--figures", "figures", metavar="DIR", type=click.Path(file_okay=False), default=None,
               help="Write each trained head's average attention map, per seed, as PNG and SVG files in DIR.")
-@click.option("--scheduler", default=None, metavar="ADDR",
-              help="Measure on a Dask cluster: a scheduler's address (tcp://HOST:8786) or local:N; with "
+@scheduler_option("Measure on a Dask cluster: a scheduler's address (tcp://HOST:8786) or local:N; with "
                    "--device cuda only on workers that declare a GPU resource (see docs/cluster.md).")
 def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str, only: str | None, timeout: float,
                memory_budget: int | None, verbose: bool, no_train: bool, figures: str | None,
@@ -100,7 +101,7 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
     except OptionError as e:
         raise click.BadParameter(e.message, param_hint=e.option) from None
     except cluster_errors as e:     # --scheduler: the cluster cannot be used
-        click.echo(f"error: --scheduler {scheduler}: {e.message}", err=True)
+        click.echo(f"error: {e.message}", err=True)
         click.get_current_context().exit(2)
     from grader.spec.report import render
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from . import scheduler_option
+
 PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets no progress bar
 
 
@@ -35,8 +37,7 @@ PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets n
               help="Write a score histogram per problem and a class overview (class.png) to DIR.")
 @click.option("--plot-format", "plot_formats", type=click.Choice(["png", "svg"]), multiple=True,
               default=("png",), show_default=True, help="Image format of --plots (repeat for both).")
-@click.option("--scheduler", default=None, metavar="ADDR",
-              help="Check the answers on a Dask cluster: a scheduler's address (tcp://HOST:8786), or local:N "
+@scheduler_option("Check the answers on a Dask cluster: a scheduler's address (tcp://HOST:8786), or local:N "
                    "for N worker processes on this machine (see docs/cluster.md). --jobs is then unused.")
 def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str | None, jobs: int,
           timeout: float, allow_weak_sandbox: bool, summary: bool = False, plots: str | None = None,
@@ -89,8 +90,9 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     weak_before = os.environ.get("GRADER_ALLOW_WEAK_SANDBOX")
     if allow_weak_sandbox:   # read by grader.code, in this process and in any worker it starts
         os.environ["GRADER_ALLOW_WEAK_SANDBOX"] = "1"
-    _say_about_the_sandbox(bank, loaded)
     cluster = _cluster(scheduler) if scheduler else None
+    if _has_code(bank, loaded):     # where the code answers run: here, or on the cluster's workers
+        _say_about_the_sandbox(cluster)
     progress = _progress_bar() if sys.stderr.isatty() else None
     try:
         if cluster is not None:
@@ -133,7 +135,7 @@ def _cluster(scheduler: str) -> Any:
         from grader.cluster.executor import DaskExecutor
         return DaskExecutor(scheduler)
     except ClusterError as e:
-        click.echo(f"error: --scheduler {scheduler}: {e.message}", err=True)
+        click.echo(f"error: {e.message}", err=True)
         click.get_current_context().exit(2)
 
 
@@ -145,21 +147,33 @@ def _grade_on(cluster: Any, bank: Any, loaded: Any, limits: Any, progress: Any) 
         return grade_all(bank, loaded.submissions, errors=loaded.errors, unreadable=loaded.unreadable,
                          executor=cluster, limits=limits, progress=progress, tune_gc=True)
     except ClusterError as e:
-        click.echo(f"error: --scheduler {cluster.cluster.address}: {e.message}", err=True)
+        click.echo(f"error: {e.message}", err=True)
         click.get_current_context().exit(2)
 
 
-def _say_about_the_sandbox(bank: Any, loaded: Any) -> None:
-    """One line on stderr when code answers will be refused (no safe sandbox) or run in the weak one."""
-    if not any(getattr(bank.get(a.problem_id), "kind", None) == "code" for s in loaded.submissions
-               for a in s.answers if isinstance(a.problem_id, str)):
-        return
+def _has_code(bank: Any, loaded: Any) -> bool:
+    return any(getattr(bank.get(a.problem_id), "kind", None) == "code" for s in loaded.submissions
+               for a in s.answers if isinstance(a.problem_id, str))
+
+
+def _say_about_the_sandbox(cluster: Any) -> None:
+    """One line on stderr when code answers will be refused (no safe sandbox) or run in the weak
+    one: this machine's sandbox, or under ``--scheduler`` each worker's (where they run)."""
     from grader.code import code_sandbox
-    status = code_sandbox()
-    if not status.usable:
-        click.echo(f"error: {status.refusal}", err=True)
-    elif status.weak:
-        click.echo(f"warning: code answers run in the weak sandbox: {status.description}", err=True)
+    if cluster is None:
+        boxes = {"": code_sandbox()}
+    else:
+        allow_weak = os.environ.get("GRADER_ALLOW_WEAK_SANDBOX", "").strip().lower() in ("1", "true", "yes")
+        try:
+            boxes = {f"on worker {w}: ": box for w, box in cluster.cluster.sandboxes(allow_weak).items()}
+        except Exception as e:  # noqa: BLE001  (advice only: each code answer says the rest)
+            click.echo(f"warning: the workers did not say which sandbox they have ({type(e).__name__})", err=True)
+            return
+    for where, status in sorted(boxes.items()):
+        if not status.usable:
+            click.echo(f"error: {where}{status.refusal}", err=True)
+        elif status.weak:
+            click.echo(f"warning: {where}code answers run in the weak sandbox: {status.description}", err=True)
 
 
 class _progress_bar:

@@ -7,6 +7,7 @@ import sys
 import click
 
 from .db import DATABASE
+from . import scheduler_option
 
 
 @click.command("serve")
@@ -29,8 +30,7 @@ from .db import DATABASE
               help="Requests a second per token (0: no limit); past it, 429 with Retry-After.")
 @click.option("--burst", default=100, show_default=True, type=click.IntRange(1), help="... in a burst.")
 @click.option("--access-log/--no-access-log", default=False, show_default=True, help="Log every request.")
-@click.option("--scheduler", default=None, metavar="ADDR",
-              help="Run the jobs on a Dask cluster: a scheduler's address (tcp://HOST:8786) or local:N "
+@scheduler_option("Run the jobs on a Dask cluster: a scheduler's address (tcp://HOST:8786) or local:N "
                    "(see docs/cluster.md); --job-workers is then unused.")
 def serve(database: str | None, host: str, port: int, exercises: str | None, spec: str | None, workers: int,
           job_workers: int, timeout: float, policy: str, rate: float, burst: int, access_log: bool,
@@ -55,13 +55,13 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
         click.echo(f"created the database {d.shown}", err=True)
     d.dispose()
     Engine(exercises, spec)     # an invalid bank is reported here, before anything listens
-    if scheduler and not scheduler.startswith("local:"):   # an unusable cluster too (local:N starts with the app)
+    if scheduler and not scheduler.strip().startswith("local"):   # an unusable cluster too (local:N starts with the app)
         from grader.cluster import ClusterError
         from grader.cluster.connect import connect
         try:
             connect(scheduler, warm_up=False, nothing="the service did not start").close()
         except ClusterError as e:
-            click.echo(f"error: --scheduler {scheduler}: {e.message}", err=True)
+            click.echo(f"error: {e.message}", err=True)
             click.get_current_context().exit(2)
     make_jobs = None
     if scheduler:
