@@ -4,12 +4,16 @@ The unique tasks go in chunks (as in the local pool: several per worker, so that
 stay busy and a lost worker costs little); each chunk runs on a worker in the local pool
 (:func:`grader.cluster.remote.run_chunk`), under the same per-answer limits, a hostile answer
 blamed as it is locally. A task with limits of its own (a code answer) goes alone in its chunk.
-The checker (the prepared specs) is sent to every worker once (``scatter(broadcast=True)``).
+The checker (the prepared specs) goes with every chunk, pickled (tens of kB), and each worker
+unpickles it once (:func:`grader.cluster.remote.pack`): a copy scattered to the workers would
+be lost with the last worker that held it, and every chunk after it cancelled.
 
 A worker that dies takes no task with it: Dask runs its chunks again elsewhere; a chunk that
 killed workers ``distributed.scheduler.allowed-failures`` times is split and each of its tasks
-tried alone, and a task that still kills its worker is blamed alone (``Failure("died")``),
-as the local pool blames it. Every task comes back exactly once (results are keyed by task id).
+tried alone. A task alone on a worker that died is a suspect (Dask also counts a task that
+was only queued on that worker, behind the culprit): the suspects are tried once more at the
+end, one at a time, with nothing else on the cluster, and one that kills its worker then is
+blamed alone (``Failure("died")``), as the local pool blames it. Every task comes back exactly once (results are keyed by task id).
 A lost scheduler, or a worker whose versions are not the client's, ends the run with
 :class:`~grader.cluster.ClusterError`: nothing is half-graded.
 
@@ -31,7 +35,7 @@ from grader.grade.pool import AnswerLimits, Failure, limits_for
 
 from . import ClusterError
 from .connect import Cluster, connect
-from .remote import WEAK_ENV, ShippedCode, VersionMismatch, run_chunk, test_files, unpack, versions
+from .remote import WEAK_ENV, ShippedCode, VersionMismatch, pack, run_chunk, test_files, unpack, versions
 
 CHUNK_MAX = 1024        # answers in one chunk at most (a round trip through the scheduler costs more than a pipe)
 CHUNKS_PER_SLOT = 4     # chunks per worker thread at least, where there are answers enough
@@ -99,12 +103,10 @@ class DaskExecutor:
         client = self.cluster.client
         expected = versions()
         run = uuid.uuid4().hex[:8]
-        try:
-            checker = client.scatter(handler, broadcast=True, hash=False)
-        except (OSError, TimeoutError) as e:
-            raise ClusterError(f"lost the Dask scheduler at {self.cluster.address} ({type(e).__name__}); "
-                               "nothing was graded") from None
+        checker = pack(handler)
         pending: dict[Any, list[tuple[Any, Any]]] = {}
+        suspects: list[list[tuple[Any, Any]]] = []  # tasks alone on a worker that died, to try once more
+        suspected: set[Any] = set()
         count = 0
 
         def submit(chunks: list[list[tuple[Any, Any]]]) -> None:
@@ -127,7 +129,9 @@ class DaskExecutor:
             submit(chunks[:1])      # the first at once: a worker starts on it while the rest are sent
             submit(chunks[1:])
             away_since: float | None = None
-            while pending:
+            while pending or suspects:
+                if not pending:     # the suspects last, one at a time: each then runs with no other task
+                    submit([suspects.pop(0)])
                 done = ready.next_batch(block=False)
                 if not done:
                     time.sleep(POLL_S)
@@ -147,7 +151,14 @@ class DaskExecutor:
                         if len(chunk) > 1:      # which of them killed the workers? each alone
                             submit([[t] for t in chunk])
                             continue
-                        got = {chunk[0][0]: Failure("died", "the check killed the cluster's workers")}
+                        # alone, on a worker that died: the culprit, or a task that was only queued on
+                        # the culprit's worker (Dask counts both); tried again when nothing else runs
+                        tid = chunk[0][0]
+                        if tid not in suspected:
+                            suspected.add(tid)
+                            suspects.append(chunk)
+                            continue
+                        got = {tid: Failure("died", "the check killed the cluster's workers")}
                     except VersionMismatch as e:
                         raise ClusterError(f"a worker of {self.cluster.address} runs {e}; refused, "
                                            "nothing was graded") from None
@@ -169,10 +180,6 @@ class DaskExecutor:
                     client.cancel(list(pending))
                 except Exception:  # noqa: BLE001  (the scheduler may be gone)
                     pass
-            try:
-                client.cancel([checker])
-            except Exception:  # noqa: BLE001
-                pass
         return out
 
 

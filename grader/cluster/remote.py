@@ -20,6 +20,7 @@ import pickle
 import platform
 import tempfile
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
@@ -198,7 +199,33 @@ class VersionMismatch(Exception):
     """A worker that joined after the start-up check runs other versions than the client's."""
 
 
-def run_chunk(chunk: list[tuple[Any, Any]], checker: Any, limits: Any, expected: dict[str, str]) -> bytes | dict[Any, Any]:
+Packed = tuple[str, bytes]      # a checker pickled, and the digest of its bytes
+
+
+def pack(checker: Any) -> Packed:
+    """``checker`` as sent with each chunk (see :func:`unpacked`)."""
+    data = pickle.dumps(checker, protocol=pickle.HIGHEST_PROTOCOL)
+    return hashlib.sha256(data).hexdigest(), data
+
+
+_unpacked: OrderedDict[str, Any] = OrderedDict()    # this worker's checkers, by digest, most recent last
+CHECKERS_KEPT = 8
+
+
+def unpacked(packed: Packed) -> Any:
+    """The checker of ``packed``, unpickled once per worker (its digest names it)."""
+    digest, data = packed
+    with _lock:
+        checker = _unpacked.get(digest)
+        if checker is None:
+            checker = _unpacked[digest] = pickle.loads(data)
+            while len(_unpacked) > CHECKERS_KEPT:
+                _unpacked.popitem(last=False)
+        _unpacked.move_to_end(digest)
+        return checker
+
+
+def run_chunk(chunk: list[tuple[Any, Any]], checker: Packed, limits: Any, expected: dict[str, str]) -> bytes | dict[Any, Any]:
     """``{task id: outcome or Failure}`` for a chunk (pickled, as its check process made it, or
     a dict: read it with :func:`unpack`), run in one of this worker's check processes, each task
     under ``limits`` or its own (see the module doc); :class:`VersionMismatch` on a worker whose
@@ -208,11 +235,12 @@ def run_chunk(chunk: list[tuple[Any, Any]], checker: Any, limits: Any, expected:
         diff = [f"{k} {mine.get(k)} (client: {expected.get(k)})" for k in VERSION_KEYS
                 if mine.get(k) != expected.get(k)]
         raise VersionMismatch(", ".join(diff))
+    handler = unpacked(checker)
     code = any(isinstance(p, ShippedCode) for _, p in chunk)
     with tempfile.TemporaryDirectory(prefix="grader-cluster-") if code else contextlib.nullcontext("") as tmp:
-        tasks = [(tid, _land(Path(tmp), i, p, checker) if isinstance(p, ShippedCode) else p)
+        tasks = [(tid, _land(Path(tmp), i, p, handler) if isinstance(p, ShippedCode) else p)
                  for i, (tid, p) in enumerate(chunk)]
-        landed = Landed(checker)
+        landed = Landed(handler)
         ex = _executor()
         got = ex.run([(0, tasks)], ChunkRunner(landed, limits), limits=_chunk_limits(landed, tasks, limits))[0]
         if isinstance(got, bytes):
