@@ -193,15 +193,21 @@ class VersionMismatch(Exception):
     """A worker that joined after the start-up check runs other versions than the client's."""
 
 
+def check_versions(expected: dict[str, str]) -> None:
+    """On a worker, before any task of grade, serve or check-spec: :class:`VersionMismatch`
+    (what differs, in one line: ``grader 0.0.0 (client: 0.4.0)``) unless this worker's
+    versions are ``expected`` (the client's: a worker may join after the start-up check)."""
+    mine = versions()
+    diff = [f"{k} {mine.get(k)} (client: {expected.get(k)})" for k in VERSION_KEYS if mine.get(k) != expected.get(k)]
+    if diff:
+        raise VersionMismatch(", ".join(diff))
+
+
 def run_chunk(checker: Any, chunk: list[tuple[Any, Any]], limits: Any, expected: dict[str, str]) -> dict[Any, Any]:
     """``{task id: outcome or Failure}`` for a chunk, run in one of this worker's check processes,
     each task under ``limits`` or its own (see the module doc); :class:`VersionMismatch` on a
-    worker whose versions are not ``expected`` (the client's: a worker may join after the start-up check)."""
-    mine = versions()
-    if mine != expected:
-        diff = [f"{k} {mine.get(k)} (client: {expected.get(k)})" for k in VERSION_KEYS
-                if mine.get(k) != expected.get(k)]
-        raise VersionMismatch(", ".join(diff))
+    worker whose versions are not ``expected`` (:func:`check_versions`)."""
+    check_versions(expected)
     with tempfile.TemporaryDirectory(prefix="grader-cluster-") as tmp:
         tasks = [(tid, _land(Path(tmp), i, p, checker) if isinstance(p, ShippedCode) else p)
                  for i, (tid, p) in enumerate(chunk)]
