@@ -8,6 +8,10 @@ its own, under the claim's time limit) makes them. A claim measured on a GPU dev
 (``--device cuda``) goes only to a worker that declares a ``GPU`` resource
 (``dask worker --resources GPU=1``); with no such worker it is refused before anything runs.
 Each outcome says where it was measured (``Measured.where``), and the claim's evidence says so.
+A worker that joined after the start-up check with other versions than the client's measures
+nothing (:func:`grader.cluster.remote.check_versions`): the run ends with
+:class:`~grader.cluster.ClusterError` naming the worker and what differs, never with a verdict
+measured there.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from grader.spec.measurer import Measurements
 
 from . import ClusterError
 from .connect import Cluster, connect
+from .remote import VersionMismatch, check_versions, versions
 
 GPU = "GPU"
 
@@ -54,16 +59,30 @@ def _measurer(memory_budget: int | None) -> Any:
         return m
 
 
-def measure(requests: list[Any], budget: float | None, memory_budget: int | None) -> Measured:
-    """On a worker: one claim's measurements by the worker's measuring process."""
+def _same_versions(expected: dict[str, str]) -> None:
+    """On a worker: :class:`VersionMismatch` naming this worker and what differs, unless its
+    versions are ``expected``."""
+    try:
+        check_versions(expected)
+    except VersionMismatch as e:
+        raise VersionMismatch(f"{_here()} runs {e}") from None
+
+
+def measure(requests: list[Any], budget: float | None, memory_budget: int | None,
+            expected: dict[str, str]) -> Measured:
+    """On a worker: one claim's measurements by the worker's measuring process (nothing
+    measured on a worker whose versions are not ``expected``: :class:`VersionMismatch`)."""
+    _same_versions(expected)
     m = _measurer(memory_budget)
     out = m.outcome(m.submit(requests, budget))
     return Measured(values=out.values, failure=out.failure, timed_out=out.timed_out, seconds=out.seconds,
                     where=_here())
 
 
-def info(memory_budget: int | None) -> dict[str, Any]:
-    """On a worker: what its measuring process says when ready (``cuda``, ``torch``), and where."""
+def info(memory_budget: int | None, expected: dict[str, str]) -> dict[str, Any]:
+    """On a worker: what its measuring process says when ready (``cuda``, ``torch``), and where
+    (:class:`VersionMismatch` on a worker whose versions are not ``expected``)."""
+    _same_versions(expected)
     return dict(_measurer(memory_budget).ready(), where=_here())
 
 
@@ -109,8 +128,12 @@ class DaskMeasurer:
         """What a worker's measuring process says (a GPU worker's when ``device`` is cuda):
         ``cuda`` false there is refused by check-spec as it is locally."""
         gpu = self.device == "cuda"
-        fut = self.cluster.client.submit(info, self.memory_budget, resources=self._resources(gpu), pure=False)
-        got = dict(fut.result(timeout=timeout))
+        fut = self.cluster.client.submit(info, self.memory_budget, versions(), resources=self._resources(gpu),
+                                         pure=False)
+        try:
+            got = dict(fut.result(timeout=timeout))
+        except VersionMismatch as e:
+            raise self._refused(e) from None
         if gpu and not got.get("cuda"):
             got["fatal"] = (f"CUDA is not available on {got.get('where')}: it declares a GPU resource, "
                             "but torch there sees no CUDA device")
@@ -124,7 +147,7 @@ class DaskMeasurer:
         except OptionError as e:
             self._futures[key] = Measured(failure=e.message)
             return key
-        self._futures[key] = self.cluster.client.submit(measure, requests, budget, self.memory_budget,
+        self._futures[key] = self.cluster.client.submit(measure, requests, budget, self.memory_budget, versions(),
                                                         resources=resources, pure=False)
         return key
 
@@ -137,9 +160,22 @@ class DaskMeasurer:
             return out
         except ClusterError:
             raise
+        except VersionMismatch as e:
+            raise self._refused(e) from None
         except Exception as e:  # noqa: BLE001  (the worker, or the cluster, failed this claim)
             return Measured(failure=f"measuring on the Dask cluster at {self.cluster.address} failed: "
                                     f"{type(e).__name__}: {str(e)[:200]}")
+
+    def _refused(self, e: VersionMismatch) -> ClusterError:
+        """The run's end: a worker measures with other versions (the claims not yet measured
+        are cancelled; no verdict is given)."""
+        pending = [f for f in self._futures.values() if not isinstance(f, Measured)]
+        self._futures.clear()
+        try:
+            self.cluster.client.cancel(pending)
+        except Exception:  # noqa: BLE001  (the scheduler may be gone: nothing more is measured anyway)
+            pass
+        return ClusterError(f"{e}; refused, nothing was checked")
 
     def close(self) -> None:
         if self._own:

@@ -15,7 +15,7 @@ import tempfile
 from typing import Any
 
 from . import ClusterError
-from .remote import VERSION_KEYS, versions, warm
+from .remote import differences, versions, warm
 
 CONNECT_S = 10.0        # how long the scheduler may take to answer
 WORKERS_S = 30.0        # how long the first worker may take to join
@@ -48,10 +48,9 @@ class Cluster:
             raise ClusterError(f"the workers of {self.address} cannot report their versions ({why}); "
                                f"refused, {nothing}") from None
         for worker, got in sorted(theirs.items()):
-            diff = [f"{k} {got.get(k, '?')} (client: {mine[k]})" for k in VERSION_KEYS if got.get(k) != mine[k]]
+            diff = differences(got, mine)
             if diff:
-                raise ClusterError(f"worker {worker} of {self.address} runs " + ", ".join(diff)
-                                   + f"; refused, {nothing}")
+                raise ClusterError(f"worker {worker} of {self.address} runs {diff}; refused, {nothing}")
 
     def sandboxes(self, allow_weak: bool) -> dict[str, Any]:
         """Each worker's :class:`grader.code.CodeSandbox` (``allow_weak``: the client's

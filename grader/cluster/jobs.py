@@ -11,6 +11,13 @@ queueing the job again (tried at most ``MAX_TRIES`` times), and it records each 
 each submission tries to connect again, and one that cannot is refused with
 ``BrokenProcessPool``, which the runner answers by leaving the job queued.
 
+A worker that joined after the start-up check with other versions than the service's
+(:func:`grader.cluster.remote.check_versions`) runs no job: the task says so instead of running
+it, the service logs one line naming the worker and what differs, and the job goes back in the
+queue (``BrokenProcessPool``, as for a lost worker: bounded by ``MAX_TRIES``); later jobs are
+sent only to the other workers (a loose restriction: never stuck waiting for one), and while
+every worker is such a one the jobs stay queued.
+
 The bank and spec named by the service's configuration are sent to the workers (their files,
 packed once, ``scatter(broadcast=True)``) and landed in a folder of each worker's own, so that
 workers need not share the service's files.
@@ -30,13 +37,16 @@ import threading
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+import time
 from typing import Any, Callable
 
 from .connect import Cluster, connect
+from .remote import VersionMismatch, check_versions, versions
 
 log = logging.getLogger("grader.serve")
 TOPIC = "grader-job-progress"
 MAX_PACK = 64 << 20     # a bank or spec sent to the workers, packed
+REFUSED_WAIT_S = 5.0    # every worker refused: how long a submission waits for another to join
 
 
 def _pack(path: str) -> tuple[str, bytes, str]:
@@ -74,19 +84,24 @@ def _land(packed: tuple[str, bytes, str]) -> str:
         return _landed[digest]
 
 
-def run_job(kind: str, job_id: str, params: dict, data: bytes | None, config: dict,
-            files: dict[str, Any]) -> dict:
+def run_job(kind: str, job_id: str, params: dict[str, Any], data: bytes | None, config: dict[str, Any],
+            files: dict[str, Any], expected: dict[str, str]) -> dict[str, Any]:
     """On a worker: the job in a fresh process (:mod:`grader.cluster.jobrun`); its result, or
-    ``{"__error__": message}`` for the job's own failure."""
+    ``{"__error__": message}`` for the job's own failure, or ``{"__refused__": what differs,
+    "__worker__": address}`` (the job not run) on a worker whose versions are not ``expected``."""
     import pickle
-    config = dict(config)
-    for key, packed in files.items():
-        config[key] = _land(packed)
     try:
         from distributed import get_worker
         worker: Any = get_worker()
     except (ImportError, ValueError):
         worker = None
+    try:
+        check_versions(expected)
+    except VersionMismatch as e:
+        return {"__refused__": str(e), "__worker__": getattr(worker, "address", "this process")}
+    config = dict(config)
+    for key, packed in files.items():
+        config[key] = _land(packed)
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -96,7 +111,7 @@ def run_job(kind: str, job_id: str, params: dict, data: bytes | None, config: di
     try:
         proc.stdin.write(pickle.dumps((kind, job_id, params, data, config)))
         proc.stdin.close()
-        result: dict | None = None
+        result: dict[str, Any] | None = None
         for line in proc.stdout:
             msg = json.loads(line)
             if "progress" in msg and worker is not None:
@@ -119,7 +134,8 @@ class DaskJobExecutor:
     """Runs the service's jobs on the Dask cluster at ``address`` (see the module doc);
     ``capacity``: the workers' threads when it connected."""
 
-    def __init__(self, address: str | Cluster, on_progress: Callable[[str, int, int | None], None] | None = None):
+    def __init__(self, address: str | Cluster,
+                 on_progress: Callable[[str, int, int | None], None] | None = None) -> None:
         if isinstance(address, Cluster):
             self.cluster, self._own = address, False
         else:
@@ -127,6 +143,8 @@ class DaskJobExecutor:
             self._own = True
         self.capacity = self.cluster.slots()
         self._files: dict[tuple[str, str], Any] = {}
+        self._refused: set[str] = set()     # workers seen running other versions (no job is sent there)
+        self._lock = threading.Lock()
         self._on_progress = on_progress
         if on_progress is not None:
             self.cluster.client.subscribe_topic(TOPIC, self._progress)
@@ -139,8 +157,8 @@ class DaskJobExecutor:
         except Exception:   # progress is best effort
             log.exception("recording a job's progress")
 
-    def _shipped(self, config: dict) -> dict[str, Any]:
-        out = {}
+    def _shipped(self, config: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         for key in ("exercises", "spec"):
             path = config.get(key)
             if path:
@@ -165,6 +183,8 @@ class DaskJobExecutor:
             raise BrokenProcessPool(e.message) from None
         old, self.cluster = self.cluster, fresh
         self._files.clear()
+        with self._lock:
+            self._refused.clear()   # the new connection's start-up check saw every worker
         if self._on_progress is not None:
             fresh.client.subscribe_topic(TOPIC, self._progress)
         try:
@@ -173,12 +193,50 @@ class DaskJobExecutor:
             pass
         return fresh.client
 
-    def submit(self, kind: str, job_id: str, params: dict, data: bytes | None, config: dict) -> Future:
-        fut: Future = Future()
+    def _where(self) -> dict[str, Any]:
+        """``client.submit``'s restriction: none, or the workers not refused (loosely: should
+        they all leave, the job goes to whichever joins); :class:`BrokenProcessPool` (the job
+        stays queued) while every worker is a refused one, after waiting ``REFUSED_WAIT_S``
+        for another to join."""
+        if not self._refused:
+            return {}
+        deadline = time.monotonic() + REFUSED_WAIT_S
+        while True:
+            workers = set(self.cluster.workers())
+            with self._lock:
+                self._refused &= workers        # a refused worker that left is forgotten
+                refused = sorted(self._refused)
+            good = sorted(workers - set(refused))
+            if not refused:
+                return {}
+            if good:
+                return {"workers": good, "allow_other_workers": True}
+            if time.monotonic() >= deadline:
+                raise BrokenProcessPool(f"every worker of {self.cluster.address} runs other versions than the "
+                                        f"service's ({', '.join(refused)}); the job stays queued")
+            time.sleep(0.5)
+
+    def _refuse(self, job_id: str, result: dict[str, Any]) -> BrokenProcessPool:
+        """A job a worker refused to run (other versions): that worker gets no more jobs; the
+        job goes back in the queue."""
+        worker = str(result.get("__worker__") or "?")
+        with self._lock:
+            self._refused.add(worker)
+        why = (f"worker {worker} of {self.cluster.address} runs {result['__refused__']}; refused, "
+               f"job {job_id} was not run there")
+        log.error("%s; it goes back in the queue", why)
+        return BrokenProcessPool(why)
+
+    def submit(self, kind: str, job_id: str, params: dict[str, Any], data: bytes | None,
+               config: dict[str, Any]) -> Future[Any]:
+        fut: Future[Any] = Future()
         client = self._client()
         try:
-            remote = client.submit(run_job, kind, job_id, params, data, config, self._shipped(config),
-                                   pure=False, key=f"grader-job-{job_id}-{os.urandom(4).hex()}")
+            where = self._where()
+            remote = client.submit(run_job, kind, job_id, params, data, config, self._shipped(config), versions(),
+                                   pure=False, key=f"grader-job-{job_id}-{os.urandom(4).hex()}", **where)
+        except BrokenProcessPool:
+            raise
         except Exception as e:  # noqa: BLE001  (the scheduler went away meanwhile: the job stays queued)
             self._files.clear()
             raise BrokenProcessPool(f"the Dask cluster is away: {type(e).__name__}: {e}") from None
@@ -190,7 +248,9 @@ class DaskJobExecutor:
                 self._files.clear()     # sent again with the next job (the workers holding them may be gone)
                 fut.set_exception(BrokenProcessPool(f"the Dask cluster lost the job: {type(e).__name__}: {e}"))
                 return
-            if isinstance(result, dict) and "__error__" in result:
+            if isinstance(result, dict) and "__refused__" in result:
+                fut.set_exception(self._refuse(job_id, result))
+            elif isinstance(result, dict) and "__error__" in result:
                 # the job's own failure, recorded as a job process's is: "TypeName: message"
                 failed = type(str(result.get("__type__") or "Exception"), (Exception,), {})
                 fut.set_exception(failed(result["__error__"]))

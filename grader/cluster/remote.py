@@ -199,6 +199,22 @@ class VersionMismatch(Exception):
     """A worker that joined after the start-up check runs other versions than the client's."""
 
 
+def check_versions(expected: dict[str, str]) -> None:
+    """On a worker, before any task of grade, serve or check-spec: :class:`VersionMismatch`
+    (what differs, in one line: ``grader 0.0.0 (client: 0.4.0)``) unless this worker's
+    versions are ``expected`` (the client's: a worker may join after the start-up check)."""
+    diff = differences(versions(), expected)
+    if diff:
+        raise VersionMismatch(diff)
+
+
+def differences(theirs: dict[str, str], mine: dict[str, str]) -> str:
+    """What differs between a worker's versions and the client's, in one line (``grader 0.0.0
+    (client: 0.4.0), torch 2.1.0 (client: 2.13.0)``); "" when nothing does."""
+    return ", ".join(f"{k} {theirs.get(k, '?')} (client: {mine.get(k, '?')})" for k in VERSION_KEYS
+                     if theirs.get(k) != mine.get(k))
+
+
 Packed = tuple[str, bytes]      # a checker pickled, and the digest of its bytes
 
 
@@ -229,12 +245,8 @@ def run_chunk(chunk: list[tuple[Any, Any]], checker: Packed, limits: Any, expect
     """``{task id: outcome or Failure}`` for a chunk (pickled, as its check process made it, or
     a dict: read it with :func:`unpack`), run in one of this worker's check processes, each task
     under ``limits`` or its own (see the module doc); :class:`VersionMismatch` on a worker whose
-    versions are not ``expected`` (the client's: a worker may join after the start-up check)."""
-    mine = versions()
-    if mine != expected:
-        diff = [f"{k} {mine.get(k)} (client: {expected.get(k)})" for k in VERSION_KEYS
-                if mine.get(k) != expected.get(k)]
-        raise VersionMismatch(", ".join(diff))
+    versions are not ``expected`` (:func:`check_versions`)."""
+    check_versions(expected)
     handler = unpacked(checker)
     code = any(isinstance(p, ShippedCode) for _, p in chunk)
     with tempfile.TemporaryDirectory(prefix="grader-cluster-") if code else contextlib.nullcontext("") as tmp:
