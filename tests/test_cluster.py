@@ -35,7 +35,8 @@ from grader.grade.pool import Failure  # noqa: E402
 from grader.grade.run import grade_all  # noqa: E402
 from grader.grade.submissions import load_submissions  # noqa: E402
 
-DASK = str(Path(sys.executable).with_name("dask"))
+# `python -m dask` is the `dask` command (also where only the packages, not their scripts, are on the path)
+DASK = [sys.executable, "-m", "dask"]
 START_S = 90.0          # a process may take this long to come up on a loaded machine
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,7 +60,7 @@ class DaskProcesses:
 
     def scheduler(self, port: int = 0) -> str:
         self.file.unlink(missing_ok=True)
-        self._start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard",
+        self._start("scheduler", [*DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard",
                                   "--scheduler-file", str(self.file)])
         deadline = time.monotonic() + START_S
         while time.monotonic() < deadline:
@@ -75,7 +76,7 @@ class DaskProcesses:
         raise RuntimeError("the dask scheduler did not start: " + (self.folder / "scheduler.log").read_text()[-2000:])
 
     def worker(self, name: str, *, env: dict | None = None, resources: str | None = None) -> None:
-        argv = [DASK, "worker", "--scheduler-file", str(self.file), "--host", "127.0.0.1", "--nthreads", "1",
+        argv = [*DASK, "worker", "--scheduler-file", str(self.file), "--host", "127.0.0.1", "--nthreads", "1",
                 "--memory-limit", "2GiB", "--no-dashboard", "--name", name,
                 "--local-directory", str(self.folder / f"{name}-files")]
         if resources:
@@ -295,9 +296,9 @@ def test_a_gpu_claim_is_refused_without_a_gpu_worker_and_routed_to_one(dask_clus
                                  "--only", "s-4-*"])
     assert r.exit_code == 2 and "declares a GPU resource" in r.stderr and "--device" in r.stderr, r.output
     assert "Traceback" not in r.output
-    # A worker that declares GPU=1 (this machine has no GPU: only the routing is tested, and
-    # the honest refusal that follows from it): the probe runs there and says torch sees no CUDA
-    dask_cluster.worker("gpu", resources="GPU=1")
+    # A worker that declares GPU=1 but whose torch sees no CUDA device (none is visible to it,
+    # on a GPU machine too): the probe runs there and the run is refused, honestly
+    dask_cluster.worker("gpu", resources="GPU=1", env={"CUDA_VISIBLE_DEVICES": ""})
     try:
         with pytest.raises(OptionError) as e:
             check_paths(None, only="s-4-*", device="cuda",
@@ -315,6 +316,37 @@ def test_a_gpu_claim_is_refused_without_a_gpu_worker_and_routed_to_one(dask_clus
     finally:
         dask_cluster.stop("gpu")
         dask_cluster.wait_for(lambda n: "gpu" not in n, "the GPU worker to leave")
+
+
+def _cuda() -> bool:
+    import torch
+    return bool(torch.cuda.is_available())
+
+
+@pytest.mark.skipif(not _cuda(), reason="no CUDA device on this machine")
+def test_device_cuda_measures_every_claim_on_the_gpu_worker_with_the_cpu_verdicts(dask_cluster):
+    # A real GPU: check-spec --device cuda through a worker that declares GPU=1 gives, claim by
+    # claim, the verdicts of a local CPU run; every measured check says it was measured on the GPU
+    # worker, and the checks on real numbers (equivalence) say they ran on cuda there.
+    from grader.cluster.claims import DaskMeasurer
+    from grader.spec.run import check_paths
+    local = check_paths(None, device="cpu", train=False)
+    dask_cluster.worker("gpu", resources="GPU=1")
+    try:
+        remote = check_paths(None, device="cuda", train=False,
+                             measurer_factory=lambda: DaskMeasurer(dask_cluster.address, device="cuda"))
+    finally:
+        dask_cluster.stop("gpu")
+        dask_cluster.wait_for(lambda n: "gpu" not in n, "the GPU worker to leave")
+    verdicts = [[(cr.claim.id, cr.verdict, [c.verdict for c in cr.checks]) for cr in r.results] for r in remote]
+    assert verdicts == [[(cr.claim.id, cr.verdict, [c.verdict for c in cr.checks]) for cr in r.results]
+                        for r in local]
+    measured = [c for r in remote for cr in r.results for c in cr.checks if c.method == "measured"]
+    assert len(measured) > 50
+    assert all(" [measured on worker gpu at " in c.summary and c.summary.endswith("(GPU resource)]")
+               for c in measured), [c.summary for c in measured if "(GPU resource)]" not in c.summary][:3]
+    on_numbers = [c for c in measured if c.kind == "equivalence"]
+    assert on_numbers and all(", cuda: max |" in c.summary for c in on_numbers), [c.summary for c in on_numbers][:3]
 
 
 # ------------------------------------------------------------------ serve --scheduler
