@@ -6,6 +6,8 @@ thread would.
   limits) and single tasks (a failed chunk's tasks run again one by one, on whichever of the
   worker's check processes is free): after a single task, a chunk in that process must still
   hold each of its tasks to the memory limit, as the local pool does.
+- A code answer is graded under the client's ``--allow-weak-sandbox`` alone, every one of them
+  alike, whatever the worker's own environment says; that environment is left as it was.
 
 The handlers are this module's functions: the check processes find it through PYTHONPATH.
 """
@@ -58,3 +60,26 @@ def test_a_chunk_after_a_task_run_alone_in_the_same_check_process_keeps_the_memo
     again = remote.unpack(remote.run_chunk(hog, checker, limits, expected))
     assert {k: getattr(v, "reason", v) for k, v in again.items()} == {k: getattr(v, "reason", v) for k, v in local.items()}
 
+
+def test_each_code_answer_is_graded_under_the_clients_weak_sandbox_choice_alone(monkeypatch):
+    from grader.grade import check
+    seen: list[str | None] = []
+
+    def grade_code_task(problem, path):
+        seen.append(os.environ.get(remote.WEAK_ENV))
+        return "graded"
+
+    monkeypatch.setattr(check, "grade_code_task", grade_code_task)
+    monkeypatch.setenv(remote.WEAK_ENV, "1")        # the worker's own environment allows the weak sandbox
+    landed = remote.Landed(checker=None)
+    choices = [False, False, True, False]            # the client's --allow-weak-sandbox, sent with each answer
+    for allow in choices:
+        assert landed(("landed", None, "solution.py", allow)) == "graded"
+    assert seen == ["1" if allow else None for allow in choices]
+    assert os.environ.get(remote.WEAK_ENV) == "1"   # the worker's environment as it was
+    monkeypatch.delenv(remote.WEAK_ENV)
+    seen.clear()
+    for allow in choices:
+        landed(("landed", None, "solution.py", allow))
+    assert seen == ["1" if allow else None for allow in choices]
+    assert remote.WEAK_ENV not in os.environ
