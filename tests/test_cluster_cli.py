@@ -194,3 +194,20 @@ def test_a_transport_that_dask_cannot_use_here_is_refused_in_one_line(scheme, tm
     assert r.stderr.count("\n") == 1, r.stderr
     assert f"cannot reach the Dask scheduler at {scheme}://127.0.0.1:{port}" in r.stderr
     assert "nothing was graded" in r.stderr
+
+
+def test_a_worker_lost_while_it_warms_up_is_said_in_one_line(monkeypatch):
+    # the start-up's last step, the workers' warm-up, on a worker that dies meanwhile (as when
+    # the scheduler or the worker is stopped while a command starts): one line, nothing graded
+    pytest.importorskip("distributed")
+    import os
+    from grader.cluster import connect as connecting
+
+    def dies() -> None:     # sent by value (a function of this test), run on the worker
+        os._exit(1)
+
+    monkeypatch.setattr(connecting, "warm", dies)
+    with pytest.raises(ClusterError) as e:
+        connecting.connect("local:1")
+    assert "local:1" in e.value.message and "nothing was graded" in e.value.message
+    assert "\n" not in e.value.message

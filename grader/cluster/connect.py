@@ -203,7 +203,12 @@ def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, w
         if check:
             cluster.check_versions(nothing)
         if warm_up:
-            client.run(warm)
+            try:
+                client.run(warm)
+            except Exception as e:  # noqa: BLE001  (a worker, or the scheduler, lost meanwhile)
+                why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+                raise ClusterError(f"the Dask cluster at {address} failed while its workers started ({why}); "
+                                   f"{nothing}") from None
     except BaseException:
         cluster.close()
         raise
