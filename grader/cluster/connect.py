@@ -157,7 +157,9 @@ def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, w
         raise ClusterError("--scheduler needs Dask's distributed package: pip install 'grader[cluster]'") from None
     if quiet:   # a command's user gets one line from us, not Dask's logged tracebacks
         import logging
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        # Dask's logging configuration gives its client's logger a level and a handler of its own
+        for name in ("distributed", "distributed.client"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     where, n = parse(address)
     local = None
     scratch = None
