@@ -524,12 +524,31 @@ def test_a_scheduler_lost_mid_batch_ends_the_grading_with_one_line_and_no_report
             if total is None and "scheduler" in procs.procs:
                 procs.stop("scheduler", kill=True)          # SIGKILL, mid-batch
 
+        import logging
+
+        class Printed(logging.Handler):     # what Dask's loggers would print on the user's terminal
+            def __init__(self) -> None:
+                super().__init__(logging.ERROR)
+                self.records: list[logging.LogRecord] = []
+
+            def emit(self, record: logging.LogRecord) -> None:
+                self.records.append(record)
+
+        printed = Printed()
+        loggers = [logging.getLogger(name) for name in ("distributed", "distributed.client")]
+        for logger in loggers:
+            logger.addHandler(printed)
         started = time.monotonic()
-        with DaskExecutor(address, chunk_max=2) as ex:
-            with pytest.raises(ClusterError) as e:
-                grade_all(bank, loaded.submissions, executor=ex, progress=on_progress)
+        try:
+            with DaskExecutor(address, chunk_max=2) as ex:
+                with pytest.raises(ClusterError) as e:
+                    grade_all(bank, loaded.submissions, executor=ex, progress=on_progress)
+        finally:
+            for logger in loggers:
+                logger.removeHandler(printed)
         assert time.monotonic() - started < 120
         assert "nothing was graded" in e.value.message and "\n" not in e.value.message
+        assert [r.getMessage()[:200] for r in printed.records] == []    # the one line is ours alone
         assert sum(seen[1:]) < len(seen) * 2        # it stopped: far from every answer was reported
     finally:
         procs.close()

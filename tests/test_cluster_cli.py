@@ -97,3 +97,117 @@ def test_under_scheduler_the_sandbox_named_is_the_workers(tmp_path, monkeypatch)
     assert "--allow-weak-sandbox" in lines[0]
     result = out["submissions"][0]["results"][0]
     assert result["correct"] is not True and "sandbox" in result["feedback"]     # refused by the worker
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that is not a Dask scheduler: ``silent`` holds each connection
+    and says nothing; ``garbage`` sends bytes no scheduler sends, then closes. Each connection is
+    closed at the latest when the listener stops (a context manager, bounded to ``BOUND_S``)."""
+
+    BOUND_S = 60.0
+
+    def __init__(self, kind: str) -> None:
+        import threading
+        self.kind = kind
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen()
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        import time
+        held = []
+        deadline = time.monotonic() + self.BOUND_S
+        try:
+            while not self.stop.is_set() and time.monotonic() < deadline:
+                try:
+                    conn, _ = self.server.accept()
+                except socket.timeout:
+                    continue
+                if self.kind == "garbage":
+                    conn.sendall(b"not a dask scheduler\n" * 100)
+                    conn.close()
+                else:
+                    held.append(conn)
+        finally:
+            for conn in held:
+                conn.close()
+            self.server.close()
+
+    def __enter__(self) -> "Listener":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def test_a_silent_listener_is_refused_as_no_dask_scheduler_in_one_line():
+    # Dask's client alone would wait for the scheduler's greeting without end
+    pytest.importorskip("distributed")
+    from grader.cluster.connect import connect
+    with Listener("silent") as silent:
+        with pytest.raises(ClusterError) as e:
+            connect(f"tcp://127.0.0.1:{silent.port}", connect_s=1.0)
+    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{silent.port}" in e.value.message
+    assert "does not answer as a Dask scheduler" in e.value.message and "\n" not in e.value.message
+
+
+def test_a_listener_that_answers_garbage_is_refused_in_one_line():
+    # Dask's client alone: a MemoryError (its first frame's length read from the bytes)
+    pytest.importorskip("distributed")
+    from grader.cluster.connect import connect
+    with Listener("garbage") as garbage:
+        with pytest.raises(ClusterError) as e:
+            connect(f"tcp://127.0.0.1:{garbage.port}", connect_s=5.0)
+    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{garbage.port}" in e.value.message
+    assert "nothing was graded" in e.value.message and "\n" not in e.value.message
+
+
+@pytest.mark.parametrize("scheme", ["tls", "ucx"])
+def test_a_transport_that_dask_cannot_use_here_is_refused_in_one_line(scheme, tmp_path):
+    pytest.importorskip("distributed")
+    from distributed.comm import registry
+    from distributed.security import Security
+    if scheme == "tls" and Security().get_connection_args("client").get("ssl_context") is not None:
+        pytest.skip("Dask's TLS is configured here")
+    if scheme == "ucx":
+        try:
+            registry.get_backend("ucx").get_connector()
+            pytest.skip("Dask's UCX transport is installed here")
+        except Exception:  # noqa: BLE001  (the transport cannot connect here: what the test is about)
+            pass
+    import subprocess
+    import sys
+    answers = write(tmp_path / "a.yaml", "learner: ann\nanswers: {17-08/practice-1: 64}\n")
+    with socket.socket() as s:          # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # a process of its own: what it says up to its exit (Dask's half-made client is cleaned up then)
+    r = subprocess.run([sys.executable, "-m", "grader", "grade", "--format", "json", "--scheduler",
+                        f"{scheme}://127.0.0.1:{port}", str(answers)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert f"cannot reach the Dask scheduler at {scheme}://127.0.0.1:{port}" in r.stderr
+    assert "nothing was graded" in r.stderr
+
+
+def test_a_worker_lost_while_it_warms_up_is_said_in_one_line(monkeypatch):
+    # the start-up's last step, the workers' warm-up, on a worker that dies meanwhile (as when
+    # the scheduler or the worker is stopped while a command starts): one line, nothing graded
+    pytest.importorskip("distributed")
+    import os
+    from grader.cluster import connect as connecting
+
+    def dies() -> None:     # sent by value (a function of this test), run on the worker
+        os._exit(1)
+
+    monkeypatch.setattr(connecting, "warm", dies)
+    with pytest.raises(ClusterError) as e:
+        connecting.connect("local:1")
+    assert "local:1" in e.value.message and "nothing was graded" in e.value.message
+    assert "\n" not in e.value.message

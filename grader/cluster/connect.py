@@ -114,19 +114,33 @@ def parse(address: str) -> tuple[str, int | None]:
 
 def _refused(where: str, timeout: float) -> str | None:
     """Why a ``tcp://`` scheduler cannot be reached at once (the connection refused, the host
-    unknown), or None: Dask's client would otherwise retry until its timeout."""
+    unknown), or None: Dask's client would otherwise retry until its timeout. A Dask scheduler
+    greets each connection first (its handshake): a listener that says nothing within
+    ``timeout`` is not one (Dask's client would wait for that greeting without end)."""
     import socket
     m = _ADDRESS.fullmatch(where)
     if not m or (m.group("scheme") or "tcp") != "tcp":
         return None
     try:
-        socket.create_connection((m.group("host").strip("[]"), int(m.group("port"))), timeout=timeout).close()
+        sock = socket.create_connection((m.group("host").strip("[]"), int(m.group("port"))), timeout=timeout)
     except ConnectionRefusedError:
         return "the connection was refused (is `dask scheduler` running there?)"
     except socket.gaierror:
         return f"unknown host {m.group('host')}"
     except OSError:
         return None     # a timeout, no route: Dask's client says it, after its own tries
+    try:
+        sock.settimeout(timeout)
+        try:
+            greeting = sock.recv(1)
+        except socket.timeout:
+            return f"something listens there but does not answer as a Dask scheduler (nothing within {timeout:g} s)"
+        except OSError:
+            return None     # reset: Dask's client says it, after its own tries
+        if not greeting:
+            return "something listens there but closed the connection without answering as a Dask scheduler"
+    finally:
+        sock.close()
     return None
 
 
@@ -143,10 +157,13 @@ def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, w
         raise ClusterError("--scheduler needs Dask's distributed package: pip install 'grader[cluster]'") from None
     if quiet:   # a command's user gets one line from us, not Dask's logged tracebacks
         import logging
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        # Dask's logging configuration gives its client's logger a level and a handler of its own
+        for name in ("distributed", "distributed.client"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     where, n = parse(address)
     local = None
     scratch = None
+    failed: str | None = None
     try:
         if n is not None:
             scratch = tempfile.mkdtemp(prefix="grader-dask-")
@@ -159,7 +176,9 @@ def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, w
             if refused:
                 raise ClusterError(f"cannot reach the Dask scheduler at {address}: {refused}; {nothing}")
         client = distributed.Client(where, timeout=connect_s, set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as e:
+    except ClusterError:
+        raise
+    except Exception as e:  # noqa: BLE001  (a transport not set up here, an answer no scheduler gives: one line)
         if local is not None:
             local.close()
         if scratch:
@@ -167,7 +186,15 @@ def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, w
         why = " ".join(str(e).split()) or type(e).__name__
         if isinstance(e, (TimeoutError, OSError)) and "Timed out" in why:
             why = f"no answer within {connect_s:g} s"
-        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {why[:200]}; {nothing}") from None
+        elif not isinstance(e, (OSError, TimeoutError, ValueError)):
+            why = f"{type(e).__name__}: {why}"
+        failed = why
+    if failed is not None:
+        # a client whose start failed is left in reference cycles: collected now, while its event
+        # loop runs, it closes at once (at exit, its loop stopped, it would wait 20 s, then print a traceback)
+        import gc
+        gc.collect()
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {failed[:200]}; {nothing}")
     cluster = Cluster(address, client, local, scratch)
     try:
         try:
@@ -178,7 +205,12 @@ def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, w
         if check:
             cluster.check_versions(nothing)
         if warm_up:
-            client.run(warm)
+            try:
+                client.run(warm)
+            except Exception as e:  # noqa: BLE001  (a worker, or the scheduler, lost meanwhile)
+                why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+                raise ClusterError(f"the Dask cluster at {address} failed while its workers started ({why}); "
+                                   f"{nothing}") from None
     except BaseException:
         cluster.close()
         raise

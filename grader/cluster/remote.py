@@ -96,12 +96,20 @@ class Landed:
         if _landed(payload):
             from grader.grade.check import grade_code_task
             _, problem, path, allow_weak = payload
-            if allow_weak:      # this check process only: the client allowed the weak sandbox
+            # the client's --allow-weak-sandbox decides, for every code answer alike (this check
+            # process inherited the worker's environment, which is put back after)
+            before = os.environ.get(WEAK_ENV)
+            if allow_weak:
                 os.environ[WEAK_ENV] = "1"
+            else:
+                os.environ.pop(WEAK_ENV, None)
             try:
                 return grade_code_task(problem, Path(path))
             finally:
-                os.environ.pop(WEAK_ENV, None)
+                if before is None:
+                    os.environ.pop(WEAK_ENV, None)
+                else:
+                    os.environ[WEAK_ENV] = before
         return self.checker(payload)
 
     def limits_for(self, payload: Any, limits: Any) -> Any:
@@ -166,6 +174,9 @@ class ChunkRunner:
         bytes on to the client untouched (one pickling and one unpickling, not three of each)."""
         from grader.grade.pool import limits_for
         guard = _guard()
+        # this process's own Guard (the one that runs whole chunks, and the single tasks of a chunk
+        # run again one by one) sets the address-space limit too: each chunk sets its tasks' again
+        guard.memory_mb = None
         return pickle.dumps({tid: guard.run(self.landed, p, limits_for(self.landed, p, self.limits)) for tid, p in tasks},
                             protocol=pickle.HIGHEST_PROTOCOL)
 
