@@ -510,6 +510,32 @@ def test_service_jobs_survive_a_scheduler_that_dies_and_comes_back(tmp_path):
         procs.close()
 
 
+def test_a_scheduler_lost_mid_check_spec_ends_it_with_one_line_and_no_verdicts(tmp_path):
+    # check-spec as grade: a lost scheduler is not the spec's failure (no claim comes out as an
+    # "error" of its own), the run ends with one line and no report
+    from grader.cluster.claims import DaskMeasurer
+    from grader.spec.run import check_paths
+    procs = DaskProcesses(tmp_path)
+    try:
+        address = procs.scheduler()
+        procs.worker("only")
+
+        class KillsTheScheduler(DaskMeasurer):
+            def outcome(self, key):
+                got = super().outcome(key)
+                if "scheduler" in procs.procs:      # after the first claim measured: SIGKILL
+                    procs.stop("scheduler", kill=True)
+                return got
+
+        with pytest.raises(ClusterError) as e:
+            check_paths(None, train=False, measurer_factory=lambda: KillsTheScheduler(address))
+        assert "scheduler" not in procs.procs
+        assert e.value.message.startswith(f"lost the Dask scheduler at {address}")
+        assert "nothing was checked" in e.value.message and "\n" not in e.value.message
+    finally:
+        procs.close()
+
+
 def test_a_scheduler_lost_mid_batch_ends_the_grading_with_one_line_and_no_report(tmp_path, class_files):
     bank = load_bank(None)
     loaded = load_submissions([class_files])
@@ -538,7 +564,6 @@ def test_a_scheduler_lost_mid_batch_ends_the_grading_with_one_line_and_no_report
         loggers = [logging.getLogger(name) for name in ("distributed", "distributed.client")]
         for logger in loggers:
             logger.addHandler(printed)
-        started = time.monotonic()
         try:
             with DaskExecutor(address, chunk_max=2) as ex:
                 with pytest.raises(ClusterError) as e:
@@ -546,7 +571,6 @@ def test_a_scheduler_lost_mid_batch_ends_the_grading_with_one_line_and_no_report
         finally:
             for logger in loggers:
                 logger.removeHandler(printed)
-        assert time.monotonic() - started < 120
         assert "nothing was graded" in e.value.message and "\n" not in e.value.message
         assert [r.getMessage()[:200] for r in printed.records] == []    # the one line is ours alone
         assert sum(seen[1:]) < len(seen) * 2        # it stopped: far from every answer was reported

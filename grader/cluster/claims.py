@@ -11,7 +11,8 @@ Each outcome says where it was measured (``Measured.where``), and the claim's ev
 A worker that joined after the start-up check with other versions than the client's measures
 nothing (:func:`grader.cluster.remote.check_versions`): the run ends with
 :class:`~grader.cluster.ClusterError` naming the worker and what differs, never with a verdict
-measured there.
+measured there. A scheduler lost mid-run ends it the same way (one line, nothing was checked):
+a lost scheduler is not a claim's error.
 """
 from __future__ import annotations
 
@@ -133,7 +134,7 @@ class DaskMeasurer:
         try:
             got = dict(fut.result(timeout=timeout))
         except VersionMismatch as e:
-            raise self._refused(e) from None
+            raise self._end(f"{e}; refused, nothing was checked") from None
         if gpu and not got.get("cuda"):
             got["fatal"] = (f"CUDA is not available on {got.get('where')}: it declares a GPU resource, "
                             "but torch there sees no CUDA device")
@@ -152,6 +153,7 @@ class DaskMeasurer:
         return key
 
     def outcome(self, key: int) -> Measurements:
+        from concurrent.futures import CancelledError
         fut = self._futures.pop(key)
         if isinstance(fut, Measured):
             return fut
@@ -161,21 +163,23 @@ class DaskMeasurer:
         except ClusterError:
             raise
         except VersionMismatch as e:
-            raise self._refused(e) from None
+            raise self._end(f"{e}; refused, nothing was checked") from None
+        except CancelledError:      # Dask cancels every pending claim when the scheduler is lost
+            raise self._end(f"lost the Dask scheduler at {self.cluster.address} mid-run; nothing was checked") from None
         except Exception as e:  # noqa: BLE001  (the worker, or the cluster, failed this claim)
             return Measured(failure=f"measuring on the Dask cluster at {self.cluster.address} failed: "
                                     f"{type(e).__name__}: {str(e)[:200]}")
 
-    def _refused(self, e: VersionMismatch) -> ClusterError:
-        """The run's end: a worker measures with other versions (the claims not yet measured
-        are cancelled; no verdict is given)."""
+    def _end(self, message: str) -> ClusterError:
+        """The run's end (a worker measures with other versions, the scheduler is lost): the
+        claims not yet measured are cancelled, no verdict is given."""
         pending = [f for f in self._futures.values() if not isinstance(f, Measured)]
         self._futures.clear()
         try:
             self.cluster.client.cancel(pending)
         except Exception:  # noqa: BLE001  (the scheduler may be gone: nothing more is measured anyway)
             pass
-        return ClusterError(f"{e}; refused, nothing was checked")
+        return ClusterError(message)
 
     def close(self) -> None:
         if self._own:
