@@ -77,6 +77,42 @@ def test_a_refused_connection_is_said_at_once_in_one_line(tmp_path):
     assert r.stderr.count(str(port)) == 1          # the address named once, not three times
 
 
+def test_a_refused_cluster_leaves_the_environment_as_it_found_it(tmp_path, monkeypatch):
+    # --allow-weak-sandbox is this run's alone: refused at the start, grade puts it back too
+    monkeypatch.delenv("GRADER_ALLOW_WEAK_SANDBOX", raising=False)
+    answers = write(tmp_path / "a.yaml", "learner: ann\nanswers: {17-08/practice-1: 64}\n")
+    with socket.socket() as s:          # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r, _ = as_json("--allow-weak-sandbox", "--scheduler", f"127.0.0.1:{port}", answers)
+    assert r.exit_code == 2 and "connection was refused" in r.stderr
+    import os
+    assert "GRADER_ALLOW_WEAK_SANDBOX" not in os.environ
+
+
+def test_a_scheduler_lost_while_waiting_for_a_worker_is_said_as_such(tmp_path):
+    # not "no worker joined within 30 s": the scheduler itself went away
+    pytest.importorskip("distributed")
+    import threading
+    from test_cluster import DaskProcesses
+    from grader.cluster.connect import connect
+    procs = DaskProcesses(tmp_path)
+    try:
+        address = procs.scheduler()
+        killer = threading.Timer(3.0, procs.stop, args=("scheduler",), kwargs={"kill": True})
+        killer.start()
+        try:
+            with pytest.raises(ClusterError) as e:
+                connect(address, workers_s=60.0)
+        finally:
+            killer.cancel()
+        assert "scheduler" not in procs.procs       # killed while connect waited for a worker
+        assert e.value.message.startswith(f"lost the Dask scheduler at {address} while waiting for a worker")
+        assert "\n" not in e.value.message
+    finally:
+        procs.close()
+
+
 def test_under_scheduler_the_sandbox_named_is_the_workers(tmp_path, monkeypatch):
     """The workers of ``local:1`` are told (through their environment) to use the weak sandbox
     only; the client is not: a code answer is then refused by the worker, and the one line

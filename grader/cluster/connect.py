@@ -200,6 +200,9 @@ def connect(address: str, *, check: bool = True, connect_s: float = CONNECT_S, w
         try:
             client.wait_for_workers(1, timeout=workers_s)
         except (TimeoutError, OSError):
+            if client.status != "running":     # the scheduler went away while we waited
+                raise ClusterError(f"lost the Dask scheduler at {address} while waiting for a worker to join; "
+                                   f"{nothing}") from None
             raise ClusterError(f"no Dask worker joined the scheduler at {address} within {workers_s:g} s; "
                                f"{nothing}") from None
         if check:

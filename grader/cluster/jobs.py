@@ -182,6 +182,7 @@ class DaskJobExecutor:
         except ClusterError as e:
             raise BrokenProcessPool(e.message) from None
         old, self.cluster = self.cluster, fresh
+        self._own = True    # the new connection is this executor's, whoever made the first
         self._files.clear()
         with self._lock:
             self._refused.clear()   # the new connection's start-up check saw every worker

@@ -90,11 +90,13 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     weak_before = os.environ.get("GRADER_ALLOW_WEAK_SANDBOX")
     if allow_weak_sandbox:   # read by grader.code, in this process and in any worker it starts
         os.environ["GRADER_ALLOW_WEAK_SANDBOX"] = "1"
-    cluster = _cluster(scheduler) if scheduler else None
-    if _has_code(bank, loaded):     # where the code answers run: here, or on the cluster's workers
-        _say_about_the_sandbox(cluster)
-    progress = _progress_bar() if sys.stderr.isatty() else None
-    try:
+    cluster: Any = None
+    progress = None
+    try:    # the environment put back and the cluster closed, however this ends (a refused cluster too)
+        cluster = _cluster(scheduler) if scheduler else None
+        if _has_code(bank, loaded):     # where the code answers run: here, or on the cluster's workers
+            _say_about_the_sandbox(cluster)
+        progress = _progress_bar() if sys.stderr.isatty() else None
         if cluster is not None:
             report = _grade_on(cluster, bank, loaded, AnswerLimits(timeout_s=timeout), progress)
         else:
