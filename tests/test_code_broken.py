@@ -119,6 +119,24 @@ def test_flop_message_numbers(pytester):
             "one multiply-add is 2 FLOPs") in texts
 
 
+@pytest.mark.parametrize("sandboxed", [pytest.param(True, marks=needs_strong), False],
+                         ids=["sandboxed", "unsandboxed"])
+def test_dropout_in_evaluation_is_told_the_same_share_on_every_run(pytester, sandboxed):
+    # test_dropout_only_in_training: weights of shape (b=2, h=4, n_q=8, n_k=8), dropout p = 0.3,
+    # seeded with the case's seed 6 whatever the random state of the process that grades: the
+    # share of zeros is that of F.dropout's mask drawn from seed 6 on that shape (the mask does
+    # not depend on the values), the same on every run
+    import torch.nn.functional as F
+    torch.manual_seed(6)
+    share = float((F.dropout(torch.ones(2, 4, 8, 8), p=0.3) == 0).double().mean())
+    expected = f"but {share:.0%} of them are zero: dropout is applied outside training"
+    for ambient in (0, 1):
+        torch.manual_seed(ambient)
+        _, reports = run_code_tests(pytester, BROKEN / "dropout_in_eval.py", sandboxed)
+        (text,) = [r.longreprtext for r in reports if r.failed]
+        assert expected in text, (ambient, text)
+
+
 @needs_strong
 def test_sandboxed_by_default_with_the_same_teaching_message(pytester):
     # what a course assistant runs: the learner's file is graded in the sandbox, not imported here
