@@ -57,6 +57,23 @@ def make_bank(folder: Path) -> Path:
 
 # ------------------------------------------------------------------ PostgreSQL
 
+# A test run killed from outside runs no teardown: this process, started with the server, stops
+# it and removes its folder when the run's process is gone (checked each second; bounded in time).
+WATCHDOG = """
+import os, shutil, subprocess, sys, time
+pid, deadline, root, stop = int(sys.argv[1]), time.monotonic() + float(sys.argv[2]), sys.argv[3], sys.argv[4:]
+while time.monotonic() < deadline:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        break
+    time.sleep(1.0)
+subprocess.run(stop, capture_output=True, timeout=120)
+shutil.rmtree(root, ignore_errors=True)
+"""
+WATCHDOG_S = 6 * 3600.0     # longer than any test run (CI's is 90 minutes)
+
+
 class Postgres:
     def __init__(self, bindir: str):
         self.bindir = bindir
@@ -67,21 +84,34 @@ class Postgres:
             self.user = "postgres"
             shutil.chown(self.root, self.user)
         self.n = 0
+        self.watchdog = None
+
+    def _cmd(self, *argv):
+        cmd = [os.path.join(self.bindir, argv[0]), *argv[1:]]
+        return ["runuser", "-u", self.user, "--", *cmd] if self.user else cmd
 
     def _run(self, *argv, check=True):
-        cmd = [os.path.join(self.bindir, argv[0]), *argv[1:]]
-        if self.user:
-            cmd = ["runuser", "-u", self.user, "--", *cmd]
-        return subprocess.run(cmd, capture_output=True, text=True, check=check, timeout=120, cwd=self.root)
+        return subprocess.run(self._cmd(*argv), capture_output=True, text=True, check=check, timeout=120,
+                              cwd=self.root)
+
+    def _stop_command(self):
+        return self._cmd("pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop")
 
     def start(self):
         data = self.root / "data"
         self._run("initdb", "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
         opts = f"-k {self.root} -p {self.port} -c listen_addresses=127.0.0.1 -c max_connections=200"
+        self.watchdog = subprocess.Popen([sys.executable, "-c", WATCHDOG, str(os.getpid()), str(WATCHDOG_S),
+                                          str(self.root), *self._stop_command()],
+                                         start_new_session=True, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self._run("pg_ctl", "-D", str(data), "-o", opts, "-l", str(self.root / "log"), "-w", "-t", "60", "start")
 
     def stop(self):
-        self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop", check=False)
+        if self.watchdog is not None:
+            self.watchdog.kill()
+            self.watchdog.wait(timeout=30)
+        subprocess.run(self._stop_command(), capture_output=True, text=True, timeout=120, cwd=self.root)
         shutil.rmtree(self.root, ignore_errors=True)
 
     def new_database(self) -> str:
