@@ -30,11 +30,16 @@ from . import scheduler_option
               help="Requests a second per token (0: no limit); past it, 429 with Retry-After.")
 @click.option("--burst", default=100, show_default=True, type=click.IntRange(1), help="... in a burst.")
 @click.option("--access-log/--no-access-log", default=False, show_default=True, help="Log every request.")
+@click.option("--secret-file", type=click.Path(dir_okay=False), default="grader.secret", show_default=True,
+              envvar="GRADER_SECRET_FILE",
+              help="The secret that signs the pages' sessions, made there if missing (owner-readable only); "
+                   "a restart keeps everyone signed in, a new secret signs everyone out. "
+                   "Env: GRADER_SECRET_FILE.")
 @scheduler_option("Run the jobs on a Dask cluster: a scheduler's address (tcp://HOST:8786) or local:N "
                    "(see docs/cluster.md); --job-workers is then unused.")
 def serve(database: str | None, host: str, port: int, exercises: str | None, spec: str | None, workers: int,
           job_workers: int, timeout: float, policy: str, rate: float, burst: int, access_log: bool,
-          scheduler: str | None = None) -> None:
+          secret_file: str, scheduler: str | None = None) -> None:
     """Run the grading service: an HTTP API (OpenAPI at /openapi.json, docs at /docs) over the
     same engine as `grader grade`.
 
@@ -50,6 +55,12 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
     from grader.serve.settings import Settings
     import uvicorn
 
+    from grader.errors import GraderError
+    from grader.serve.secret import load_or_make
+    try:
+        web_secret = load_or_make(secret_file)
+    except GraderError as e:
+        raise click.BadParameter(e.message, param_hint="--secret-file") from None
     d = Database(database)
     if d.ensure_schema() == "created":
         click.echo(f"created the database {d.shown}", err=True)
@@ -69,7 +80,8 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
         from grader.cluster.jobs import DaskJobExecutor
         make_jobs = partial(DaskJobExecutor, scheduler)
     settings = Settings(database=d.url, exercises=exercises, spec=spec, workers=workers, job_workers=job_workers,
-                        timeout_s=timeout, policy=policy, rate=rate, burst=burst, job_executor=make_jobs)
+                        timeout_s=timeout, policy=policy, rate=rate, burst=burst, web_secret=web_secret,
+                        job_executor=make_jobs)
     # the event loop, the database writer and the workers' dispatcher are threads handing work
     # to each other: a shorter GIL switch interval lets a thread back from I/O run sooner
     sys.setswitchinterval(0.001)

@@ -25,5 +25,6 @@ class Settings:
     burst: int = 100                # ... and in a burst
     max_queued_jobs: int = 5        # a learner's code jobs waiting at once
     token_cache_s: float = 1.0      # a valid token is looked up again after this long (revocation delay)
+    web_secret: bytes | None = None # signs the pages' sessions (grader.serve.secret); None: made at start
     job_executor: Any = None        # makes the job executor (on_progress) -> JobExecutor; None: local processes
     #                                 (`--scheduler`: a Dask cluster's, grader.cluster.jobs.DaskJobExecutor)

@@ -2,7 +2,8 @@
 
 - The session cookie (``grader_session``) is httpOnly, SameSite=Strict, path ``/``: the
   token's SHA-256 (what the database keeps, never the token), an expiry, and an HMAC of both
-  under a secret made when the server starts (a restart signs everyone out). Every request
+  under the service's secret, kept in a file (``grader serve --secret-file``, default
+  ./grader.secret: a restart signs nobody out; a new secret signs everyone out). Every request
   looks the digest up again (through the service's 1 s token cache), so ``grader users
   revoke`` ends a session as it ends the token.
 - CSRF: a random ``grader_csrf`` cookie (httpOnly, SameSite=Strict) and, in every form (and
@@ -36,10 +37,12 @@ class PageError(Exception):
 
 
 def secret(request: Request) -> bytes:
+    """The service's secret (``grader serve --secret-file``: the same after a restart), or one
+    made for this app's life where it was started without one."""
     app = request.app
     key = getattr(app.state, "web_secret", None)
     if key is None:
-        key = app.state.web_secret = secrets.token_bytes(32)
+        key = app.state.web_secret = app.state.grader.settings.web_secret or secrets.token_bytes(32)
     return key
 
 

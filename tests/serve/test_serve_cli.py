@@ -96,3 +96,29 @@ def test_users_tokens_are_shown_once_and_stored_as_hashes(tmp_path):
 def test_database_urls(value, url):
     from grader.db import database_url
     assert database_url(value) == url
+
+
+@pytest.mark.parametrize("make,says", [
+    (lambda p: p.write_text("short\n"), "holds 5 characters; at least 32 are needed"),
+    (lambda p: p.mkdir(), "is a directory"),
+    (lambda p: p.write_bytes(b"\xff" * 40), "cannot read the secret file"),
+])
+def test_a_secret_file_that_cannot_serve_is_refused_in_one_line_before_anything_starts(make, says, tmp_path):
+    secret = tmp_path / "my.secret"
+    make(secret)
+    r = grader("serve", "--database", str(tmp_path / "g.db"), "--port", str(free_port()), "--secret-file", str(secret),
+               cwd=tmp_path, timeout=60)
+    assert r.returncode == 2 and says in r.stderr and "--secret-file" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "g.db").exists()            # refused before the database is made
+
+
+def test_the_secret_file_is_made_once_for_its_owner_alone_and_read_after(tmp_path):
+    from grader.serve.secret import load_or_make
+    path = tmp_path / "grader.secret"
+    first = load_or_make(path)
+    assert len(first) == 64 and int(first, 16) >= 0     # 256 random bits, as hex
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert load_or_make(path) == first                  # read, not made again
+    path.write_text("a secret an operator chose, long enough to sign with\n")
+    assert load_or_make(path) == b"a secret an operator chose, long enough to sign with"

@@ -101,3 +101,29 @@ def test_session_cookie_flags(live):
         cookie = r.headers["set-cookie"].lower()
         assert "grader_session=" in cookie and "httponly" in cookie and "samesite=strict" in cookie
         assert live.tokens["alice"] not in r.headers["set-cookie"]    # the token is never in the cookie
+
+
+def test_a_restart_keeps_the_session_and_a_new_secret_ends_it(new_page, tmp_path):
+    # the session's signing secret is kept in a file (grader serve --secret-file, default
+    # ./grader.secret in the folder it runs in): a restart signs nobody out; a new secret does
+    from serve_helpers import LiveServer, make_bank, users
+    db = f"sqlite:///{tmp_path / 'grader.db'}"
+    tokens = users(db, carol="learner")
+    server = LiveServer(db, make_bank(tmp_path), tmp_path, "--workers", "1", "--rate", "0").start()
+    try:
+        page = new_page()
+        sign_in(page, server.url, tokens["carol"])
+        secret = tmp_path / "grader.secret"
+        assert secret.is_file() and secret.stat().st_mode & 0o077 == 0      # the owner's alone
+        server.stop()
+        server.start()
+        r = page.goto(server.url + "/learn")
+        assert r.status == 200 and "/learn/login" not in page.url
+        assert "carol" in page.locator("header .who").inner_text()
+        server.stop()
+        secret.unlink()                                                     # a new secret at the next start
+        server.start()
+        page.goto(server.url + "/learn")
+        assert "/learn/login" in page.url
+    finally:
+        server.stop()
