@@ -182,26 +182,20 @@ class Listener:
         self.thread.join()
 
 
-def test_a_silent_listener_is_refused_as_no_dask_scheduler_in_one_line():
+@pytest.mark.parametrize("kind,connect_s,says", [
     # Dask's client alone would wait for the scheduler's greeting without end
-    pytest.importorskip("distributed")
-    from grader.cluster.connect import connect
-    with Listener("silent") as silent:
-        with pytest.raises(ClusterError) as e:
-            connect(f"tcp://127.0.0.1:{silent.port}", connect_s=1.0)
-    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{silent.port}" in e.value.message
-    assert "does not answer as a Dask scheduler" in e.value.message and "\n" not in e.value.message
-
-
-def test_a_listener_that_answers_garbage_is_refused_in_one_line():
+    ("silent", 1.0, "does not answer as a Dask scheduler"),
     # Dask's client alone: a MemoryError (its first frame's length read from the bytes)
+    ("garbage", 5.0, "nothing was graded"),
+])
+def test_a_listener_that_is_no_dask_scheduler_is_refused_in_one_line(kind, connect_s, says):
     pytest.importorskip("distributed")
     from grader.cluster.connect import connect
-    with Listener("garbage") as garbage:
+    with Listener(kind) as listener:
         with pytest.raises(ClusterError) as e:
-            connect(f"tcp://127.0.0.1:{garbage.port}", connect_s=5.0)
-    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{garbage.port}" in e.value.message
-    assert "nothing was graded" in e.value.message and "\n" not in e.value.message
+            connect(f"tcp://127.0.0.1:{listener.port}", connect_s=connect_s)
+    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{listener.port}" in e.value.message
+    assert says in e.value.message and "\n" not in e.value.message
 
 
 @pytest.mark.parametrize("scheme", ["tls", "ucx"])

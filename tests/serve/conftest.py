@@ -13,16 +13,12 @@ import subprocess
 
 import pytest
 
-from serve_helpers import REQUIRE_PG, Postgres, pg_unavailable
+from serve_helpers import REQUIRE_PG, Postgres, require_postgres
 
 
 @pytest.fixture(scope="session")
 def postgres():
-    why = pg_unavailable()
-    if why:
-        if REQUIRE_PG:
-            pytest.fail(f"GRADER_TEST_POSTGRES=require, but {why}")
-        pytest.skip(why)
+    require_postgres()
     bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     pg = Postgres(os.path.dirname(bins[-1]) if bins else os.path.dirname(shutil.which("initdb")))
     try:

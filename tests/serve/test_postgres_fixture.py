@@ -10,9 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-from serve_helpers import REQUIRE_PG, pg_unavailable
+from serve_helpers import require_postgres
 
 HERE = Path(__file__).resolve().parent
 CHILD = """
@@ -36,11 +34,7 @@ def _listening(port: int) -> bool:
 
 
 def test_a_test_run_killed_from_outside_leaves_no_postgres_server_behind():
-    why = pg_unavailable()
-    if why:
-        if REQUIRE_PG:
-            pytest.fail(f"GRADER_TEST_POSTGRES=require, but {why}")
-        pytest.skip(why)
+    require_postgres()
     child = subprocess.run([sys.executable, "-c", CHILD, str(HERE)], capture_output=True, text=True, timeout=180)
     assert child.returncode == -9, child.stderr
     port_text, root, bindir, user = (child.stdout.split() + [""])[:4]
