@@ -288,6 +288,8 @@ def test_hostile_answers_do_not_harm_another_learner(srv):
     for i, r in enumerate(got):
         if r.status_code == 429:        # one request of a learner is graded at a time
             continue
+        if i % 2 and r.status_code == 409 and r.json()["error"]["code"] == "attempts_exhausted":
+            continue    # mallory's third, when none of hers overlapped another: quiz-1 allows 2 attempts
         assert r.status_code == 201, r.text
         if i % 2 == 0:
             assert r.json()["score"] == alone["score"] == 5
