@@ -174,9 +174,6 @@ class ChunkRunner:
         bytes on to the client untouched (one pickling and one unpickling, not three of each)."""
         from grader.grade.pool import limits_for
         guard = _guard()
-        # this process's own Guard (the one that runs whole chunks, and the single tasks of a chunk
-        # run again one by one) sets the address-space limit too: each chunk sets its tasks' again
-        guard.memory_mb = None
         return pickle.dumps({tid: guard.run(self.landed, p, limits_for(self.landed, p, self.limits)) for tid, p in tasks},
                             protocol=pickle.HIGHEST_PROTOCOL)
 

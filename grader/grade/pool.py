@@ -119,15 +119,15 @@ class Guard:
         self.base_vm = _vm_bytes()
         self.as_hard = resource.getrlimit(resource.RLIMIT_AS)[1]
         self.cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-        self.memory_mb: int | None = None
 
     def _memory(self, memory_mb: int) -> None:
-        if memory_mb == self.memory_mb:
-            return
-        self.memory_mb = memory_mb
         cap = self.as_hard if memory_mb <= 0 else self.base_vm + memory_mb * 2**20
         if self.as_hard != resource.RLIM_INFINITY and memory_mb > 0:
             cap = min(cap, self.as_hard)
+        # compared with the process's limit as it is, not with what this Guard set last: another
+        # Guard of the same process (a chunk's and its tasks' on a cluster worker) may have changed it
+        if resource.getrlimit(resource.RLIMIT_AS)[0] == cap:
+            return
         try:
             resource.setrlimit(resource.RLIMIT_AS, (cap, self.as_hard))
         except (ValueError, OSError):
