@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 from grader.errors import GraderError
 
-DEFAULT = "grader.secret"   # beside ./grader.db, in the folder the service runs in
 MIN_CHARS = 32
 
 
@@ -22,15 +22,21 @@ def load_or_make(path: str | os.PathLike[str]) -> bytes:
     """The secret in ``path``, made there first if there is no such file; :class:`GraderError`
     saying what is wrong with a file that cannot serve (unreadable, too short, not a file)."""
     p = Path(path)
-    try:
-        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass                # made before (or by a server starting beside this one): read below
-    except OSError as e:
-        raise GraderError(f"{p}: cannot make the secret file ({e.strerror or e})") from None
-    else:
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_hex(32) + "\n")
+    if not p.exists():
+        # written whole beside it, then linked in place: a server starting beside this one reads
+        # either no file or the whole secret, never half of one
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)   # mode 0600
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(secrets.token_hex(32) + "\n")
+                os.link(tmp, p)
+            except FileExistsError:
+                pass        # made by a server starting beside this one: read below
+            finally:
+                os.unlink(tmp)
+        except OSError as e:
+            raise GraderError(f"{p}: cannot make the secret file ({e.strerror or e})") from None
     if not p.is_file():
         raise GraderError(f"{p}: the secret file is not a file")
     try:
