@@ -11,7 +11,7 @@ Three more processes are timed for reference:
   Python meta kernels and, through them, torch._dynamo (the floor of the first version of
   check-spec, which measured that way);
 - "measuring": what check-spec's measuring process does before its first claim —
-  `import torch` and mha, and one tiny measurement on "meta" (grader.spec.worker); it runs
+  `import torch` and mha, and one tiny measurement on "meta" (grader.claims.worker); it runs
   beside the checking process, which loads the spec and runs the symbolic checks meanwhile;
 - "torch, _exit": `import torch` then os._exit(0). A process that imported torch spends a few
   tenths of a second finalizing it at exit; check-spec's measuring process is killed when
@@ -44,7 +44,7 @@ def main(argv=None) -> None:
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     py = sys.executable
-    from grader.data import bundled
+    from grader.files.bundled import bundled
     # the subject the target was set for (spec/ also holds 17-09, whose Monte Carlo and frontier-size
     # transformers cost seconds more: `grader check-spec spec/17-09.yaml` times it)
     commands = {
@@ -52,7 +52,7 @@ def main(argv=None) -> None:
         "import torch": [py, "-c", "import torch"],
         "torch + meta": [py, "-c", "import torch, mha; x = torch.empty(4, 8, device='meta'); "
                                    "mha.MultiHeadAttention(8, 2, device='meta')(x, x, x, need_weights=False)"],
-        "measuring": [py, "-c", "from grader.spec.measure import import_torch; from grader.spec.worker import "
+        "measuring": [py, "-c", "from grader.claims.measure import import_torch; from grader.claims.worker import "
                                 "_warm_up; import_torch(); _warm_up()"],
         "torch, _exit": [py, "-c", "import torch, os; os._exit(0)"],
     }

@@ -31,7 +31,7 @@ from grader.grade.executors import Executor, LocalPoolExecutor, ProcessExecutor,
 from grader.grade.pool import AnswerLimits
 from grader.grade.reading import Reading
 from grader.grade.results import AnswerResult, Report, SubmissionResult, result_json, submission_json
-from grader.spec.limits import DEFAULT_TIMEOUT
+from grader.claims.limits import DEFAULT_TIMEOUT
 
 __all__ = ["AnswerLimits", "AnswerResult", "Executor", "LocalPoolExecutor", "ProcessExecutor", "Reading", "Report",
            "SerialExecutor", "SubmissionResult", "check_claim", "check_subject", "close", "grade_answer",
@@ -182,18 +182,18 @@ def totals(bank: Bank, results: Iterable[tuple[str, float, float]]) -> Any:
 
 def check_claim(subject: Any, claim_id: str, *, measurer: Any = None, device: str = "auto", seed: int = 0,
                 timeout: float | None = DEFAULT_TIMEOUT) -> Any:
-    """Check one claim of a spec subject (:func:`grader.spec.load_subject`): a
-    :class:`grader.spec.model.ClaimResult`. Measurements run in the measuring process
+    """Check one claim of a spec subject (:func:`grader.claims.load_subject`): a
+    :class:`grader.claims.model.ClaimResult`. Measurements run in the measuring process
     (``measurer``, or the library's shared one, started if the claim needs it)."""
-    from grader.spec.run import check_claim as _check
+    from grader.claims.run import check_claim as _check
     return _check(subject, claim_id, measurer=measurer, device=device, seed=seed, timeout=timeout)
 
 
 def check_subject(subject: Any, *, measurer: Any = None, only: str | None = None, device: str = "auto",
                   seed: int = 0, timeout: float | None = DEFAULT_TIMEOUT) -> Any:
     """Check every claim of ``subject`` (those whose id matches the glob ``only``): a
-    :class:`grader.spec.run.SubjectResult`, claims in the spec's order."""
-    from grader.spec.run import run_subject
+    :class:`grader.claims.run.SubjectResult`, claims in the spec's order."""
+    from grader.claims.run import run_subject
     return run_subject(subject, only=only, device=device, seed=seed, timeout=timeout, measurer=measurer)
 
 

@@ -136,7 +136,9 @@ _TIMES = [
 
 
 def normalize(text: str, root: Path, inputs_dir: Path) -> str:
-    for path, name in ((str(inputs_dir), "<inputs>"), (str(root), "<root>")):
+    # the inputs as grader names them: absolute, or relative to the side's folder when inside it
+    relative = os.path.relpath(inputs_dir, root)
+    for path, name in ((str(inputs_dir), "<inputs>"), (str(root), "<root>"), (relative, "<inputs>")):
         text = text.replace(path, name)
     for pattern, repl in _TIMES:
         text = pattern.sub(repl, text)

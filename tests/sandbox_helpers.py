@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from grader import sandbox
+from grader.sandbox import proc as sandbox_proc
 
 STRONG = [b for b in sandbox.STRONG if sandbox.problem(b) is None]   # bubblewrap, unshare where they run
 needs_strong = pytest.mark.skipif(not STRONG, reason="no namespace sandbox runs here (bubblewrap, unshare): "
@@ -13,11 +14,11 @@ strong_backends = pytest.mark.parametrize("backend", STRONG or [pytest.param("no
 SHARED = ("/tmp", "/var/tmp", "/dev/shm")
 
 
-LEFTOVER_MARKS = ("solution_server.py", "sandbox_init.py", "grader-hostile", "7777")
+LEFTOVER_MARKS = ("solution_server.py", "sandbox/init.py", "grader-hostile", "7777")
 
 
 def _learners(uid: int) -> bool:
-    return sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.UID_SLOTS or uid == sandbox.NOBODY
+    return sandbox_proc.UID_BASE <= uid < sandbox_proc.UID_BASE + sandbox_proc.UID_SLOTS or uid == sandbox_proc.NOBODY
 
 
 def _parent_and_cmd(pid: int) -> tuple:
@@ -39,7 +40,7 @@ def _ours(pid: int, ours: bytes | None) -> bool:
             return False
         if ours in cmd:
             return True
-        if b"grader.code_runner" in cmd or b"-m\x00grader" in cmd or b"pytest" in cmd:
+        if b"grader.code.runner" in cmd or b"-m\x00grader" in cmd or b"pytest" in cmd:
             return False
         pid, seen = parent, seen + 1
     return True

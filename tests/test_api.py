@@ -254,8 +254,8 @@ def test_a_claims_time_limit_holds_outside_the_main_thread(tmp_path, monkeypatch
     never ends is the claim's time-out error, and the other claims are checked."""
     from spec_helpers import claim, write_spec
 
-    from grader.spec import checks
-    from grader.spec.load import load_subject
+    from grader.claims import checks
+    from grader.claims.load import load_subject
     kind = checks.KINDS["numeric"]
 
     def endless(ctx, check):

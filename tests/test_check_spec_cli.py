@@ -195,9 +195,9 @@ def test_text_is_not_read_as_rich_markup(tmp_path):
 
 
 def test_colour_only_when_asked_for(mixed):
-    from grader.spec.load import load_subject
-    from grader.spec.report import to_text
-    from grader.spec.run import run_subject
+    from grader.claims.load import load_subject
+    from grader.claims.report import to_text
+    from grader.claims.run import run_subject
 
     results = [run_subject(load_subject(mixed), only="p-*")]
     assert "\x1b[" in to_text(results, colour=True)
@@ -249,7 +249,7 @@ def test_a_limit_shorter_than_torchs_import_does_not_touch_the_measured_claims(t
 
 
 def test_cuda_refused_where_there_is_none(mixed):
-    from grader.spec.measure import import_torch
+    from grader.claims.measure import import_torch
     if import_torch().cuda.is_available():
         pytest.skip("this machine has CUDA")
     r = invoke(mixed, "--device", "cuda")
@@ -257,7 +257,7 @@ def test_cuda_refused_where_there_is_none(mixed):
 
 
 def test_summary_line_counts_in_the_singular_and_plural(tmp_path):
-    from grader.spec.report import summary_line
+    from grader.claims.report import summary_line
     assert summary_line({"claims": 1, "holds": 1, "refuted": 0, "unverifiable": 0, "error": 0, "unexpected": 0}) \
         == "1 claim: 1 hold, 0 refuted, 0 unverifiable, 0 errors; 0 not as expected"
     assert summary_line({"claims": 3, "holds": 1, "refuted": 0, "unverifiable": 1, "error": 1, "unexpected": 1}) \
@@ -266,9 +266,9 @@ def test_summary_line_counts_in_the_singular_and_plural(tmp_path):
 
 @pytest.mark.parametrize("width", [80, 60, 120])
 def test_the_table_fits_the_terminal(tmp_path, width):
-    from grader.spec.load import load_subject
-    from grader.spec.report import to_text
-    from grader.spec.run import run_subject
+    from grader.claims.load import load_subject
+    from grader.claims.report import to_text
+    from grader.claims.run import run_subject
 
     long_id = "a-claim-whose-id-is-much-longer-than-a-quarter-of-the-terminal"
     p = write_spec(tmp_path, claim(long_id, "unverifiable", [f'{{kind: unverifiable, reason: "{"why " * 60}"}}']),

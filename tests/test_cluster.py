@@ -271,7 +271,7 @@ def test_a_hostile_task_is_blamed_alone_as_in_the_local_pool(dask_cluster):
 # ------------------------------------------------------------------ check-spec --scheduler
 
 def test_measured_claims_run_on_a_worker_with_the_local_verdicts(dask_cluster):
-    from grader.spec.run import check_paths
+    from grader.claims.run import check_paths
     local = check_paths(None, only="s-4-*")
     from grader.cluster.claims import DaskMeasurer
     remote = check_paths(None, only="s-4-*", measurer_factory=lambda: DaskMeasurer(dask_cluster.address))
@@ -287,8 +287,8 @@ def test_a_gpu_claim_is_refused_without_a_gpu_worker_and_routed_to_one(dask_clus
     # No worker declares GPU: --device cuda is refused before anything is measured.
     from grader.errors import OptionError
     from grader.cluster.claims import DaskMeasurer
-    from grader.spec.load import load_subjects
-    from grader.spec.run import check_claim, check_paths
+    from grader.claims.load import load_subjects
+    from grader.claims.run import check_claim, check_paths
     from click.testing import CliRunner
 
     from grader.cli import cli
@@ -329,7 +329,7 @@ def test_device_cuda_measures_every_claim_on_the_gpu_worker_with_the_cpu_verdict
     # claim, the verdicts of a local CPU run; every measured check says it was measured on the GPU
     # worker, and the checks on real numbers (equivalence) say they ran on cuda there.
     from grader.cluster.claims import DaskMeasurer
-    from grader.spec.run import check_paths
+    from grader.claims.run import check_paths
     local = check_paths(None, device="cpu", train=False)
     dask_cluster.worker("gpu", resources="GPU=1")
     try:
@@ -514,7 +514,7 @@ def test_a_scheduler_lost_mid_check_spec_ends_it_with_one_line_and_no_verdicts(t
     # check-spec as grade: a lost scheduler is not the spec's failure (no claim comes out as an
     # "error" of its own), the run ends with one line and no report
     from grader.cluster.claims import DaskMeasurer
-    from grader.spec.run import check_paths
+    from grader.claims.run import check_paths
     procs = DaskProcesses(tmp_path)
     try:
         address = procs.scheduler()

@@ -118,7 +118,7 @@ def test_under_scheduler_the_sandbox_named_is_the_workers(tmp_path, monkeypatch)
     only; the client is not: a code answer is then refused by the worker, and the one line
     says so, naming the worker, not this machine."""
     pytest.importorskip("distributed")
-    from grader.code import code_sandbox
+    from grader.code.grade import code_sandbox
     if not code_sandbox(allow_weak=True).usable:
         pytest.skip("no sandbox at all here")
     root = __import__("pathlib").Path(__file__).resolve().parents[1]

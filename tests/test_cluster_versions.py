@@ -99,7 +99,7 @@ def test_grade_refuses_a_worker_that_joined_after_the_check(scheduler, tmp_path)
 
 def test_check_spec_refuses_a_worker_that_joined_after_the_check(scheduler, tmp_path):
     from grader.cluster.claims import DaskMeasurer
-    from grader.spec.run import check_paths
+    from grader.claims.run import check_paths
     with old_worker_joined_late(scheduler, tmp_path) as cluster:
         old = next(iter(cluster.workers()))
         with pytest.raises(ClusterError) as e:      # no verdict measured there: the run ends

@@ -1,4 +1,4 @@
-"""grader.code.grade_code: the 17-08 code tests run in the sandbox on a learner's file."""
+"""grader.code.grade.grade_code: the 17-08 code tests run in the sandbox on a learner's file."""
 import os
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import pytest
 
 from grader import sandbox
 from grader.bank import Problem
-from grader.code import CodeResult, CodeTest, code_sandbox, grade_code
+from grader.code.grade import CodeResult, CodeTest, code_sandbox, grade_code
 from grader.errors import InputError
 
 from sandbox_helpers import STRONG, needs_strong

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader.bank import Problem
-from grader.code import grade_code
+from grader.code.grade import grade_code
 from grader.sandbox import GiB, Limits
 
 from sandbox_helpers import needs_strong

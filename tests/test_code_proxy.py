@@ -1,4 +1,4 @@
-"""grader.solution_proxy: a learner's functions served from the sandbox. Whatever the code does
+"""grader.code.solution_proxy: a learner's functions served from the sandbox. Whatever the code does
 to the channel, the grader's side gets plain data or a per-call failure in words, the next
 call still works, and nothing is left behind.
 
@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from grader.sandbox import GiB, Limits
-from grader.solution_proxy import (MAX_STARTS, Session, SolutionBroke, SolutionImportFailed, SolutionRaised,
+from grader.code.solution_proxy import (MAX_STARTS, Session, SolutionBroke, SolutionImportFailed, SolutionRaised,
                                    clean)
-from grader.wire import NotPlainData
+from grader.code.wire import NotPlainData
 from sandbox_helpers import host_state, needs_strong, strong_backends
 
 pytestmark = needs_strong

@@ -1,4 +1,4 @@
-"""grader.code_runner: each job is a fresh fork of one warm runner; jobs run side by side, a
+"""grader.code.runner: each job is a fresh fork of one warm runner; jobs run side by side, a
 job past its time is killed, and a runner that dies is replaced."""
 import json
 import os
@@ -7,7 +7,7 @@ import threading
 import time
 
 
-from grader.code_runner import runner
+from grader.code.runner import runner
 from sandbox_helpers import host_state
 
 TEST = """

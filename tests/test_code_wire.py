@@ -1,4 +1,4 @@
-"""grader.wire: plain data round-trips; every other byte sequence is a WireError, never an object
+"""grader.code.wire: plain data round-trips; every other byte sequence is a WireError, never an object
 of the sender's choosing, a crash or a hang."""
 import json
 import math
@@ -12,8 +12,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader import wire
-from grader.wire import NotPlainData, WireError, WireLimits
+from grader.code import wire
+from grader.code.wire import NotPlainData, WireError, WireLimits
 
 
 def roundtrip(value, limits=WireLimits()):

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from grader.cli import cli
 from grader.errors import ErrorList
-from grader.spec.load import load_subjects
+from grader.claims.load import load_subjects
 from spec_helpers import claim, write_spec
 
 TINY = ("{kind: demonstrate, experiment: two-relations, statistic: specialisation, at: {d: 16, n: 8, h: 2}, "
@@ -127,9 +127,9 @@ def test_figures_are_written_as_png_and_svg(tmp_path):
 
 def test_a_checks_budget_extends_its_claims_time_limit(tmp_path):
     """The measuring process is given max(the claim's limit, the check's budget)."""
-    from grader.spec.load import load_subject
-    from grader.spec.measurer import Measurements as Outcome
-    from grader.spec.run import run_subject
+    from grader.claims.load import load_subject
+    from grader.claims.measurer import Measurements as Outcome
+    from grader.claims.run import run_subject
 
     class Recorder:
         def __init__(self):
@@ -149,8 +149,8 @@ def test_a_checks_budget_extends_its_claims_time_limit(tmp_path):
 
 
 def test_combining_demonstrations_with_other_verdicts():
-    from grader.spec.model import CheckResult
-    from grader.spec.run import combine
+    from grader.claims.model import CheckResult
+    from grader.claims.run import combine
 
     def c(v):
         return CheckResult("x", v, "")
@@ -187,7 +187,7 @@ def test_a_request_is_normalised_once_and_for_all():
 def test_importing_the_kind_and_the_catalog_imports_no_torch():
     import subprocess
     import sys
-    code = ("import sys, grader.spec.checks, grader.spec.load, mha.experiments\n"
+    code = ("import sys, grader.claims.checks, grader.claims.load, mha.experiments\n"
             "assert 'torch' not in sys.modules\nprint('NO-TORCH')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "NO-TORCH" in r.stdout, r.stderr[-2000:]

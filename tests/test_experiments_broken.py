@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import mha
-from grader.spec.checks import demonstrate
-from grader.spec.checks.common import Context, request_key
-from grader.spec.load import load_subject
+from grader.claims.checks import demonstrate
+from grader.claims.checks.common import Context, request_key
+from grader.claims.load import load_subject
 from mha.experiments import run
 from spec_helpers import claim, write_spec
 

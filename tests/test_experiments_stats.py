@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from grader.spec.checks.demonstrate import decide, parse_effect
+from grader.claims.checks.demonstrate import decide, parse_effect
 from mha.experiments import stats
 from mha.experiments.tasks import Batch, TaskConfig, observe, sample
 

@@ -56,7 +56,7 @@ def test_one_submission_is_singular(tmp_path):
 def test_spec_keys_get_did_you_mean(tmp_path):
     import pytest
     from grader.errors import ErrorList
-    from grader.spec.load import load_subjects
+    from grader.claims.load import load_subjects
     from spec_helpers import claim, write_spec
     p = write_spec(tmp_path, claim("a", "holds", ['{kind: numeric, expr: "d", at: {d: 2}, claimed: "2"}']))
     text = p.read_text().replace("expect:", "expekt:", 1)

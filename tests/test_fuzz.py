@@ -200,14 +200,14 @@ def test_fuzz_units_shapes_and_relations(fuzz_seconds):
 
 @pytest.mark.fuzz
 def test_fuzz_yaml_reader(fuzz_seconds):
-    from grader import yamlio
+    from grader.files import textfiles, yamlio
     from grader.errors import InputError
 
     def check(args):
         text, answers, as_bytes = args
         try:
             if as_bytes:
-                text = yamlio.decode(text.encode("utf-8", "surrogatepass"), "f", answers=answers)
+                text = textfiles.decode(text.encode("utf-8", "surrogatepass"), "f", answers=answers)
             yamlio.loads(text, "f", answers=answers, multi=answers is False)
         except InputError as e:
             assert e.location is not None and e.message
@@ -218,7 +218,7 @@ def test_fuzz_yaml_reader(fuzz_seconds):
 @pytest.mark.fuzz
 def test_fuzz_spec_loader(fuzz_seconds):
     from grader.errors import ErrorList, GraderError
-    from grader.spec import load
+    from grader.claims import load
     worked = (Path(__file__).resolve().parents[1] / "docs" / "examples" / "worked.yaml").read_text(encoding="utf-8")
 
     def check(text):

@@ -127,34 +127,34 @@ def test_constant_relations_do_not_make_sympy_factor_for_minutes():
 # ---------------------------------------------------------------- files
 
 def test_a_fifo_is_refused_without_blocking(tmp_path):
-    from grader import yamlio
+    from grader.files import textfiles
     fifo = tmp_path / "a.yaml"
     os.mkfifo(fifo)
     done = []
-    t = threading.Thread(target=lambda: done.append(pytest.raises(InputError, yamlio.read_bytes, fifo)))
+    t = threading.Thread(target=lambda: done.append(pytest.raises(InputError, textfiles.read_bytes, fifo)))
     t.start()
     t.join(10)
     assert done and "a FIFO (named pipe), not a regular file" in str(done[0].value)
 
 
 def test_a_file_swapped_after_the_stat_is_refused_on_the_descriptor(tmp_path, monkeypatch):
-    from grader import yamlio
+    from grader.files import textfiles
     fifo = tmp_path / "a.yaml"
     os.mkfifo(fifo)
     regular = os.stat(__file__)
-    monkeypatch.setattr(yamlio.os, "stat", lambda path: regular)       # as if it was regular a moment ago
+    monkeypatch.setattr(textfiles.os, "stat", lambda path: regular)       # as if it was regular a moment ago
     with pytest.raises(InputError, match="a FIFO"):
-        yamlio.read_bytes(fifo)
+        textfiles.read_bytes(fifo)
 
 
 def test_sizes_are_enforced_by_the_read_not_st_size(tmp_path):
-    from grader import yamlio
+    from grader.files import textfiles
     sparse = tmp_path / "s.yaml"
     with open(sparse, "wb") as f:
         f.truncate(3 * 1024 ** 3)                 # 3 GiB, no data
     with pytest.raises(InputError, match="larger than 1,000 bytes"):
-        yamlio.read_bytes(sparse, max_bytes=1000)
-    status = yamlio.read_bytes("/proc/self/status")     # st_size 0, and text
+        textfiles.read_bytes(sparse, max_bytes=1000)
+    status = textfiles.read_bytes("/proc/self/status")     # st_size 0, and text
     assert b"Name:" in status
 
 
@@ -162,16 +162,16 @@ def test_sizes_are_enforced_by_the_read_not_st_size(tmp_path):
     ("a: 1\n".encode("utf-16"), "a: 1\n"), ("a: 1\n".encode("utf-32"), "a: 1\n"), (b"\xef\xbb\xbfa: 1\n", "a: 1\n"),
 ])
 def test_utf16_and_utf32_with_a_bom_are_read(raw, text):
-    from grader import yamlio
-    assert yamlio.decode(raw) == text
+    from grader.files import textfiles
+    assert textfiles.decode(raw) == text
 
 
 def test_bytes_that_are_not_utf8_refuse_a_data_file_where_they_stand():
-    from grader import yamlio
+    from grader.files import textfiles
     with pytest.raises(InputError) as e:
-        yamlio.decode(b"a: 1\nb: x\xff\n", "spec.yaml")
+        textfiles.decode(b"a: 1\nb: x\xff\n", "spec.yaml")
     assert str(e.value) == "spec.yaml:2:5: not UTF-8 text (byte 9)"
-    assert yamlio.decode(b"a: x\xff\n", answers=True) == "a: x\ufffd\n"
+    assert textfiles.decode(b"a: x\xff\n", answers=True) == "a: x\ufffd\n"
 
 
 # ---------------------------------------------------------------- the memory budget
@@ -183,7 +183,7 @@ def test_the_estimate_covers_what_an_equivalence_check_really_allocates():
     # the peak RSS is reset to the current one (Linux: "5" to /proc/self/clear_refs) right before
     # the check, so that what torch's import took at its peak does not hide what the check takes
     code = ("import sys\n"
-            "from grader.spec.measure import import_torch, equivalence\n"
+            "from grader.claims.measure import import_torch, equivalence\n"
             "torch = import_torch(); torch.set_num_threads(1)\n"
             "equivalence('fused', 'per_head', {'d': 16, 'h': 2, 'n': 4, 'b': 1}, device='cpu')\n"
             "def kib(key):\n"
@@ -198,14 +198,14 @@ def test_the_estimate_covers_what_an_equivalence_check_really_allocates():
     grown = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     if grown < 0:
         pytest.skip("the peak RSS cannot be reset here (/proc/self/clear_refs)")
-    from grader.spec.budget import cost
+    from grader.claims.budget import cost
     estimate = cost({"equivalence": {"a": "fused", "b": "per_head", "values": {"d": 512, "h": 8, "n": 512, "b": 4}}})
     assert 0 < grown <= estimate.bytes, (grown, estimate)
     assert estimate.flops == 2 * (8 * 4 * 512 * 512 ** 2 + 4 * 4 * 512 ** 2 * 512)
 
 
 def test_over_the_budget_is_refused_with_the_estimate():
-    from grader.spec.budget import BudgetError, check, parse_size
+    from grader.claims.budget import BudgetError, check, parse_size
     request = {"equivalence": {"a": "fused", "b": "per_head", "values": {"d": 65536, "h": 8, "n": 4096, "b": 8}}}
     with pytest.raises(BudgetError) as e:
         check(request, parse_size("1GiB"))
@@ -215,7 +215,7 @@ def test_over_the_budget_is_refused_with_the_estimate():
 
 @pytest.mark.parametrize("text, size", [("2GiB", 2 * 1024 ** 3), ("512 MB", 512 * 10 ** 6), ("1000", 1000)])
 def test_memory_budget_sizes(text, size):
-    from grader.spec.budget import parse_size
+    from grader.claims.budget import parse_size
     assert parse_size(text) == size
 
 
@@ -229,7 +229,7 @@ def test_a_bad_memory_budget_is_a_usage_error(text):
 
 def test_sizes_no_tensor_can_have_are_a_located_error():
     from grader.errors import ErrorList
-    from grader.spec.load import loads
+    from grader.claims.load import loads
     text = (open("docs/examples/worked.yaml", encoding="utf-8").read()
             .replace("at: {d: 4096, h: 32, n: 2048}", "at: {d: 4096, h: 32, n: 1099511627776}"))
     with pytest.raises(ErrorList) as e:

@@ -1,7 +1,7 @@
 """No import cycle between packages: every import of every module under grader/ and mha/
 (module level and inside functions: a lazy import is a dependency too), read with ``ast``.
 
-A node is a subpackage (``grader.bank``, ``grader.spec``, ...; its modules together), a
+A node is a subpackage (``grader.bank``, ``grader.claims``, ...; its modules together), a
 module at the top of ``grader`` (``grader.errors``, ``grader.api``, ...), or ``mha``. An edge
 ``a -> b`` is an import of ``b`` (or of something in it) by a module of ``a``."""
 import ast
@@ -111,8 +111,8 @@ def test_the_graph_is_read():
     edges = graph()
     # known edges, by hand from the sources: the grading stage reads the bank, the bank the spec
     assert "grader.bank" in edges["grader.grade"]
-    assert "grader.spec" in edges["grader.bank"]
-    assert "grader.errors" in edges["grader.spec"]
+    assert "grader.claims" in edges["grader.bank"]
+    assert "grader.errors" in edges["grader.claims"]
     assert "grader.grade" in edges["grader.api"]
 
 

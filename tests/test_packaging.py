@@ -48,7 +48,7 @@ def test_installed_wheel_works_outside_the_repository(wheel, tmp_path):
     r = grader("exercises", "--format", "json")
     assert r.returncode == 0, r.stderr
     assert '"17-08/example-2.params"' in r.stdout
-    # a quantity answer: the units' definitions (grader/units.txt) must ship in the wheel
+    # a quantity answer: the units' definitions (grader/units/units.txt) must ship in the wheel
     (elsewhere / "a.yaml").write_text("learner: w\nanswers:\n  17-08/practice-4.bytes: 16 MiB\n")
     r = grader("grade", "a.yaml", "--format", "json")
     assert r.returncode == 0, r.stderr

@@ -1,4 +1,4 @@
-"""One reader for numbers and quantities (grader.quantities): the spec's stated figures and the
+"""One reader for numbers and quantities (grader.units.quantities): the spec's stated figures and the
 learners' answers read the same strings the same way."""
 from fractions import Fraction
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from grader.answers.model import Unreadable
 from grader.answers.numbers import NumberReading, Reading, read_number
 from grader.answers.units import read_quantity
-from grader.spec.figures import FigureError, parse_figure
+from grader.claims.figures import FigureError, parse_figure
 
 
 @pytest.mark.parametrize("text, value", [

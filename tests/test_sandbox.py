@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from grader import sandbox
+from grader.sandbox import proc as sandbox_proc
 from grader.sandbox import GiB, MiB, Limits, python_argv, run, start
 from sandbox_helpers import host_state, needs_strong, strong_backends
 
@@ -43,7 +44,7 @@ def test_runs_as_an_unprivileged_user_of_its_own_without_capabilities(backend):
     r = py("import os; print(os.getuid(), os.geteuid(), os.getgid(), os.getgroups()); "
            "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0])", backend=backend)
     uid, euid, gid, groups, cap = r.stdout.split(maxsplit=4)
-    assert int(uid) == int(euid) >= sandbox.UID_BASE or int(uid) == sandbox.NOBODY
+    assert int(uid) == int(euid) >= sandbox_proc.UID_BASE or int(uid) == sandbox_proc.NOBODY
     assert int(gid) == int(uid)
     assert groups.strip() == "[]" and cap.strip() == "0000000000000000"
 

@@ -3,8 +3,8 @@ the figures derived by hand in the comments (published configurations: GPT-2's h
 config.json)."""
 import json
 
-from grader.spec.load import load_subject
-from grader.spec.run import run_subject
+from grader.claims.load import load_subject
+from grader.claims.run import run_subject
 
 
 def test_the_transformer_block_subject():

@@ -1,9 +1,9 @@
-"""grader.spec's public API (used by the exercise bank): load_subject, evaluate, measure."""
+"""grader.claims's public API (used by the exercise bank): load_subject, evaluate, measure."""
 import pytest
 
-from grader.spec import evaluate, load_subject
-from grader.spec.measure import measure  # (the package's name `measure` is rebound once the submodule is imported)
-from grader.spec.measure import QuantityError
+from grader.claims import evaluate, load_subject
+from grader.claims.measure import measure  # (the package's name `measure` is rebound once the submodule is imported)
+from grader.claims.measure import QuantityError
 
 
 @pytest.fixture(scope="module")
@@ -68,10 +68,10 @@ QUANTITIES = ["flops.total", "flops.projections", "flops.attention", "flops.qk",
 @pytest.mark.parametrize("d, h, n, b, layout, bias", CONFIGS)
 def test_measure_agrees_with_torchs_own_meta_kernels(d, h, n, b, layout, bias):
     """measure() gives mm, bmm, the bias add and softmax their outputs on "meta" by their shape
-    rules (grader.spec.measure._shape_kernels); torch's own meta kernels, run here directly
+    rules (grader.claims.measure._shape_kernels); torch's own meta kernels, run here directly
     through mha, must give every quantity the same, the expected figures worked out by hand."""
     import mha
-    from grader.spec.measure import import_torch
+    from grader.claims.measure import import_torch
 
     torch = import_torch()
     m = mha.MultiHeadAttention(d, h, layout=layout, bias=bias, device="meta").eval()
@@ -100,8 +100,8 @@ def test_the_measuring_process_imports_neither_dynamo_nor_sympy():
     import subprocess
     import sys
     code = ("import sys\n"
-            "from grader.spec.measure import import_torch, measure, equivalence\n"
-            "from grader.spec.worker import _warm_up\n"
+            "from grader.claims.measure import import_torch, measure, equivalence\n"
+            "from grader.claims.worker import _warm_up\n"
             "import_torch(); _warm_up()\n"
             "at = {'d': 4096, 'h': 32, 'n': 2048, 'b': 2}\n"
             "for layout in ('fused', 'per_head'):\n"

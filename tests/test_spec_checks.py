@@ -3,8 +3,8 @@
 Expected figures are worked out by hand in the comments, never taken from the engine.
 """
 
-from grader.spec.load import load_subject
-from grader.spec.run import run_subject
+from grader.claims.load import load_subject
+from grader.claims.run import run_subject
 from spec_helpers import claim, write_spec
 
 
@@ -221,7 +221,7 @@ def test_one_failing_claim_does_not_stop_the_others(tmp_path):
 def test_time_limit_per_claim(tmp_path, monkeypatch):
     import time
 
-    from grader.spec import checks
+    from grader.claims import checks
 
     def slow(ctx, check):
         time.sleep(5)

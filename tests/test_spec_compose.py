@@ -4,9 +4,9 @@ formula's name as its formula."""
 import pytest
 
 from grader.errors import ErrorList
-from grader.spec import evaluate
-from grader.spec.load import load_subject, loads
-from grader.spec.run import run_subject
+from grader.claims import evaluate
+from grader.claims.load import load_subject, loads
+from grader.claims.run import run_subject
 
 SPEC = """\
 subject:

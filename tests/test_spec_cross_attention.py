@@ -3,9 +3,9 @@ Expected figures by hand: d 512, h 8 (d_k 64), n_q 10, n_k 20."""
 import pytest
 
 from grader.errors import ErrorList
-from grader.spec.load import load_subject, load_subjects
-from grader.spec.measure import QuantityError, measure
-from grader.spec.run import run_subject
+from grader.claims.load import load_subject, load_subjects
+from grader.claims.measure import QuantityError, measure
+from grader.claims.run import run_subject
 from spec_helpers import HEADER, claim, write_spec
 
 CROSS = {"d": 512, "h": 8, "n_q": 10, "n_k": 20}

@@ -4,8 +4,8 @@ variance 1, E[q·k] = Σ E[q_i]E[k_i] = 0 and Var(q·k) = Σ Var(q_i k_i) = Σ E
 import pytest
 
 from grader.errors import ErrorList
-from grader.spec.load import load_subject
-from grader.spec.run import run_subject
+from grader.claims.load import load_subject
+from grader.claims.run import run_subject
 from spec_helpers import claim, write_spec
 
 
@@ -49,7 +49,7 @@ def test_softmax_saturates_without_the_scaling(tmp_path):
 
 
 def test_a_seed_gives_the_same_numbers_and_another_seed_others():
-    from grader.spec.statistics import run_statistic
+    from grader.claims.statistics import run_statistic
     req = {"quantity": "dot", "statistic": "variance", "sizes": {"d_k": 8}, "samples": 500, "seed": 7}
     a, b = run_statistic(req), run_statistic(dict(req))
     c = run_statistic({**req, "seed": 8})
@@ -64,7 +64,7 @@ def test_a_seed_gives_the_same_numbers_and_another_seed_others():
 def test_the_stated_95_percent_bound_covers_the_true_value_about_95_percent_of_the_time(req, truth):
     """300 seeds of 1,000 samples: the share of bounds that cover the true value is 0.95 give or take the
     binomial noise of 300 trials (sd 1.3%); the range below is about ±3.5 sd."""
-    from grader.spec.statistics import run_statistic
+    from grader.claims.statistics import run_statistic
     covered = 0
     for seed in range(300):
         e = run_statistic({**req, "samples": 1000, "seed": seed, "level": 0.95})

@@ -144,7 +144,7 @@ def test_block_is_real(kind, spec, shown):
 
 
 def test_yaml_samples_in_the_document_load():
-    from grader.spec.load import loads
+    from grader.claims.load import loads
 
     doc = DOC.read_text(encoding="utf-8")
     samples = [b for b in re.findall(r"```yaml\n(.*?)```", doc, re.S) if re.search(r"^subject:", b, re.M)]
@@ -154,8 +154,8 @@ def test_yaml_samples_in_the_document_load():
 
 
 def test_document_lists_every_kind_and_quantity():
-    from grader.spec.checks import KINDS
-    from grader.spec.measure import quantities
+    from grader.claims.checks import KINDS
+    from grader.claims.measure import quantities
 
     doc = DOC.read_text(encoding="utf-8")
     for kind in KINDS:

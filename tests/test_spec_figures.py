@@ -3,7 +3,7 @@ from fractions import Fraction
 
 import pytest
 
-from grader.spec.figures import FigureError, parse_figure
+from grader.claims.figures import FigureError, parse_figure
 
 
 @pytest.mark.parametrize("text, value, tol", [

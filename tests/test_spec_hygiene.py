@@ -3,8 +3,8 @@ vacuous identity is reported as such."""
 import pytest
 
 from grader.errors import ErrorList
-from grader.spec.load import load_subject
-from grader.spec.run import run_subject
+from grader.claims.load import load_subject
+from grader.claims.run import run_subject
 
 SPEC = """\
 subject:

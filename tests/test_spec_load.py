@@ -2,7 +2,7 @@
 import pytest
 
 from grader.errors import ErrorList, InputError
-from grader.spec.load import load_subject, load_subjects
+from grader.claims.load import load_subject, load_subjects
 from spec_helpers import HEADER, claim, write_spec
 
 

@@ -7,8 +7,8 @@ Expected figures are derived by hand in the comments, from the published configu
 import pytest
 
 from grader.errors import ErrorList
-from grader.spec.load import load_subject
-from grader.spec.run import run_subject
+from grader.claims.load import load_subject
+from grader.claims.run import run_subject
 from spec_helpers import HEADER, claim, write_spec
 
 MODEL_HEADER = HEADER.replace("symbols:\n", """symbols:

@@ -4,8 +4,8 @@ import pytest
 from spec_helpers import claim, write_spec
 
 from grader.errors import ErrorList
-from grader.spec.load import load_subject
-from grader.spec.run import run_subject
+from grader.claims.load import load_subject
+from grader.claims.run import run_subject
 
 
 def results(tmp_path, *claims):

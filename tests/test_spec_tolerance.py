@@ -3,8 +3,8 @@ side and with a ratio, config checks that add values to a model card. Figures de
 import pytest
 
 from grader.errors import ErrorList
-from grader.spec.load import load_subject
-from grader.spec.run import run_subject
+from grader.claims.load import load_subject
+from grader.claims.run import run_subject
 from spec_helpers import HEADER, claim, write_spec
 
 H = HEADER.replace("symbols:\n", "symbols:\n  L: {positive: true, integer: true}\n  g: {positive: true, integer: true}\n"

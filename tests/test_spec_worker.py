@@ -1,13 +1,13 @@
 """The measuring process: a claim whose measurements run past its time limit, or kill the
 process, is that claim's error, and the claims after it are measured by a fresh process.
 
-A stand-in process (FAKE, below) speaks the protocol of grader.spec.worker, so that hanging
+A stand-in process (FAKE, below) speaks the protocol of grader.claims.worker, so that hanging
 and crashing happen on cue; its answers are worked out by hand."""
 import sys
 
-from grader.spec.load import load_subject
-from grader.spec.run import run_subject
-from grader.spec.measurer import Measurer
+from grader.claims.load import load_subject
+from grader.claims.run import run_subject
+from grader.claims.measurer import Measurer
 from spec_helpers import claim, write_spec
 
 # params of mha(8, 2): 4·8² + 4·8 = 288; flops.total hangs; attention.count dies by SIGSEGV;

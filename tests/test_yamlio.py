@@ -1,7 +1,7 @@
-"""grader.yamlio: plain data with positions; duplicates, aliases and oversize refused."""
+"""grader.files.yamlio: plain data with positions; duplicates, aliases and oversize refused."""
 import pytest
 
-from grader import yamlio
+from grader.files import yamlio
 from grader.errors import InputError, Location
 
 
@@ -180,7 +180,7 @@ def test_very_deep_nesting_is_an_error_not_a_crash(text, tmp_path):
     import sys
     f = tmp_path / "deep.yaml"
     f.write_text(text)
-    code = ("import sys\nfrom grader import yamlio\nfrom grader.errors import InputError\n"
+    code = ("import sys\nfrom grader.files import yamlio\nfrom grader.errors import InputError\n"
             "try:\n    yamlio.load_file(sys.argv[1])\nexcept InputError as e:\n    print(e)\n")
     r = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-500:]

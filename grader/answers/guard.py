@@ -38,7 +38,7 @@ MAX_EXPONENT = 400          # 1e400, 10^400, 10⁴⁰⁰
 MAX_DEGREE = 64             # a formula's total degree (answers are of degree 4 or so)
 MAX_TERMS = 10_000          # a formula's terms once expanded
 ALLOWED_SPACE = "\t\n\r"
-NOT_UNICODE = "\ufffd"      # what bytes that were not UTF-8 are read as (grader.yamlio)
+NOT_UNICODE = "\ufffd"      # what bytes that were not UTF-8 are read as (grader.files.yamlio)
 _BAD_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
 
 

@@ -1,6 +1,6 @@
 """Read a number as learners write it, keeping the precision it states.
 
-Literals are read by :mod:`grader.quantities`, the reader the spec's stated figures use too
+Literals are read by :mod:`grader.units.quantities`, the reader the spec's stated figures use too
 (so ``~68.7B``, ``≈ 343.6B``, ``about 1.05M``, ``2.36 million``, ``128 dims`` read alike on
 both sides); arithmetic goes through :mod:`grader.expr`. An approximation mark in front
 (``≈``, ``~``, ``about``, ``approx.``) is allowed and changes nothing: the precision an answer
@@ -18,7 +18,7 @@ Forms (all exact: :class:`fractions.Fraction`, never a float for the value):
   ``quadrillion`` 10¹⁵, ``%`` 10⁻². Binary sizes are units (KiB, MiB): see
   :mod:`grader.answers.units`. Lower-case ``m`` and ``b`` are refused as ambiguous.
 - a trailing count noun is allowed: ``275 GFLOPs``, ``1,048,576 parameters``, ``128 dims``
-  (:data:`grader.quantities.COUNT_NOUNS`)
+  (:data:`grader.units.quantities.COUNT_NOUNS`)
 - arithmetic: ``1024/16``, ``2^20``, ``4*512^2``, ``sqrt(4096)`` — through
   :func:`grader.expr.parse` (never eval), and exact.
 
@@ -36,7 +36,7 @@ from functools import lru_cache
 from .guard import MAX_EXPONENT, MAX_INT_DIGITS, answer_limits, float_size, number_size, shorten
 from .model import Unreadable
 
-from grader.quantities import (AMBIGUOUS, COUNT_NOUNS, DASHES, SCALES, SUPERSCRIPTS, TextError,  # noqa: F401
+from grader.units.quantities import (AMBIGUOUS, COUNT_NOUNS, DASHES, SCALES, SUPERSCRIPTS, TextError,  # noqa: F401
                                read_literal, strip_approx)
 
 _PLAIN_INT = re.compile(r"[+-]?[0-9]{1,400}")
@@ -180,7 +180,7 @@ def read_arithmetic(text: str) -> NumberReading:
 
 
 def _is_unit(word: str) -> bool:
-    from grader.quantities import UNITS
+    from grader.units.quantities import UNITS
     return word in UNITS and word not in NOUNS
 
 

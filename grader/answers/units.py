@@ -4,8 +4,8 @@
 The number is read by :mod:`grader.answers.numbers` (its stated precision kept); the unit is
 the last word and must be one of :data:`UNITS`, a whitelist of spellings mapped to pint unit
 names — the learner's text never reaches pint's parser. Pint (one registry per process,
-created on first use from the definitions in ``grader/units.txt``; the spellings and the
-registry are :mod:`grader.quantities`', shared with the spec's figures) gives the conversion factors and
+created on first use from the definitions in ``grader/units/units.txt``; the spellings and the
+registry are :mod:`grader.units.quantities`', shared with the spec's figures) gives the conversion factors and
 says which units are compatible.
 
 Bytes: ``KB``/``kB``/``MB``/``GB``/``TB`` are SI, 10³ᵏ bytes; ``KiB``/``MiB``/``GiB``/``TiB``
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from grader.quantities import DEFINITIONS, UNITS, factor, registry, strip_approx  # noqa: F401  (re-exported)
+from grader.units.quantities import DEFINITIONS, UNITS, factor, registry, strip_approx  # noqa: F401  (re-exported)
 
 from .guard import shorten
 from .model import Unreadable

@@ -10,7 +10,7 @@ A bank file names its subject and lists problems::
         kind: number            # one of grader.answers.kinds: number|quantity|expression|shape|...|code
         points: 2
         reference: 1048576
-        derive: {formula: params_nobias, at: {d: 512, h: 8}}   # checked with grader.spec.evaluate
+        derive: {formula: params_nobias, at: {d: 512, h: 8}}   # checked with grader.claims.evaluate
         measure: {quantity: params_nobias, at: {d: 512, h: 8}} # checked on the real mha
         mistakes:
           - {answer: 786432, feedback: "That is W^Q, W^K and W^V only: add W^O."}

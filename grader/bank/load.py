@@ -8,9 +8,9 @@ from pathlib import Path
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from grader import yamlio
+from grader.files import yamlio
 from grader.errors import ErrorList, GraderError, InputError, Location, SpecError
-from grader.yamlio import YDict, YList
+from grader.files.yamlio import YDict, YList
 
 from grader.answers.kinds import FIELD_KINDS, KINDS as ANSWER_KINDS
 from grader.answers.kinds.base import BankSite
@@ -60,7 +60,7 @@ def load_bank(path: str | Path | None = None, *, spec: str | Path | None = None)
     """Read every bank file under ``path`` (None: the bundled ``exercises/``); raises one
     :class:`ErrorList` with every problem found, each at file:line:column."""
     if path is None:
-        from grader.data import bundled
+        from grader.files.bundled import bundled
         path = bundled("exercises")
     errors: list[GraderError] = []
     problems: list[Problem] = []

@@ -35,7 +35,7 @@ class Derive:
 
 @dataclass(frozen=True)
 class Measure:
-    """``measure``: the reference is measured on the real mha (:func:`grader.spec.measure`), at one
+    """``measure``: the reference is measured on the real mha (:func:`grader.claims.measure`), at one
     point (``at``: sizes) or, for a formula, at several (``points``); ``axis`` picks one axis of a
     measured shape."""
 
@@ -162,7 +162,7 @@ class Bank:
         """The spec subject the references are derived from (loaded once, on first use; a spec
         that cannot be loaded raises the same error each time, without loading it again)."""
         def load() -> tuple[Any, Exception | None]:
-            from grader.spec import load_subject
+            from grader.claims import load_subject
             try:
                 return (load_subject(self.spec_path), None)
             except Exception as e:

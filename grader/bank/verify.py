@@ -1,9 +1,9 @@
 """Verify a problem's reference against the spec's formulas and the real mha.
 
-- ``derive: {formula, at}``: :func:`grader.spec.evaluate` at the given sizes (a number, one
+- ``derive: {formula, at}``: :func:`grader.claims.evaluate` at the given sizes (a number, one
   number per axis for a shape); with no ``at`` the formula itself, compared symbolically with
   :func:`grader.expr.equivalent` (expressions) or as an inequality (relations).
-- ``measure: {quantity, at}``: :func:`grader.spec.measure` on the real mha (torch, lazily).
+- ``measure: {quantity, at}``: :func:`grader.claims.measure` on the real mha (torch, lazily).
 - a ``variant`` problem: every draw must have a well-defined reference (an integer when the
   base reference is one).
 
@@ -74,8 +74,8 @@ def _verify(problem: Problem, bank: Bank, expected: str) -> Verification:
 
 def measured(problem: Problem, subject: Any) -> tuple[str, str | None]:
     """Measure on the real mha: (what was found, why it disagrees or None)."""
-    # the submodule's function: importing grader.spec.measure rebinds the package's name `measure`
-    from grader.spec.measure import measure
+    # the submodule's function: importing grader.claims.measure rebinds the package's name `measure`
+    from grader.claims.measure import measure
     m = problem.measure
     assert m is not None
 
@@ -127,7 +127,7 @@ class SpecView:
         self.table = subject.table
 
     def evaluate(self, formula: str, values: Mapping[str, Any]) -> Any:
-        from grader.spec import evaluate
+        from grader.claims import evaluate
         return evaluate(self.subject, formula, dict(values))
 
     def symbolic(self, formula: str) -> Any:

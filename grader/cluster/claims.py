@@ -1,9 +1,9 @@
 """check-spec's measured claims on a Dask cluster: :class:`DaskMeasurer`.
 
-The same interface as :class:`grader.spec.measurer.Measurer` (``start``, ``ready``, ``submit``,
-``outcome``, ``close``), so :func:`grader.spec.run.check_paths` uses it unchanged: the symbolic
+The same interface as :class:`grader.claims.measurer.Measurer` (``start``, ``ready``, ``submit``,
+``outcome``, ``close``), so :func:`grader.claims.run.check_paths` uses it unchanged: the symbolic
 checks stay in this process; each claim's measurements go to a worker as one task, where the
-worker's own measuring process (:class:`~grader.spec.measurer.Measurer`, torch in a process of
+worker's own measuring process (:class:`~grader.claims.measurer.Measurer`, torch in a process of
 its own, under the claim's time limit) makes them. A claim measured on a GPU device
 (``--device cuda``) goes only to a worker that declares a ``GPU`` resource
 (``dask worker --resources GPU=1``); with no such worker it is refused before anything runs.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.errors import OptionError
-from grader.spec.measurer import Measurements
+from grader.claims.measurer import Measurements
 
 from . import ClusterError
 from .connect import Cluster, connect
@@ -32,7 +32,7 @@ GPU = "GPU"
 
 @dataclass
 class Measured(Measurements):
-    """:class:`~grader.spec.measurer.Measurements`, and the worker that made them."""
+    """:class:`~grader.claims.measurer.Measurements`, and the worker that made them."""
 
     where: str = ""
 
@@ -52,7 +52,7 @@ def _here() -> str:
 
 
 def _measurer(memory_budget: int | None) -> Any:
-    from grader.spec.measurer import Measurer
+    from grader.claims.measurer import Measurer
     with _lock:
         m = _measurers.get(memory_budget)
         if m is None or m._closed or m._fatal:

@@ -53,7 +53,7 @@ class Cluster:
                 raise ClusterError(f"worker {worker} of {self.address} runs {diff}; refused, {nothing}")
 
     def sandboxes(self, allow_weak: bool) -> dict[str, Any]:
-        """Each worker's :class:`grader.code.CodeSandbox` (``allow_weak``: the client's
+        """Each worker's :class:`grader.code.grade.CodeSandbox` (``allow_weak``: the client's
         ``--allow-weak-sandbox``, sent with every code answer): code answers run there, not here."""
         return dict(self.client.run(_sandbox, allow_weak))
 
@@ -80,8 +80,8 @@ _ADDRESS = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9a-fA-F:.]+\]|[A
 
 
 def _sandbox(allow_weak: bool) -> Any:
-    """On a worker: whether it can grade code answers (:func:`grader.code.code_sandbox`)."""
-    from grader.code import code_sandbox
+    """On a worker: whether it can grade code answers (:func:`grader.code.grade.code_sandbox`)."""
+    from grader.code.grade import code_sandbox
     return code_sandbox(allow_weak)
 
 

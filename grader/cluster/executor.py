@@ -199,8 +199,8 @@ def _ship(handler: Any, payload: Any, allow_weak: bool) -> Any:
     code = getattr(handler, "code", None)
     if code is None:
         return None
-    from grader.code import tests_of
-    from grader.solution_proxy import read_solution
+    from grader.code.grade import tests_of
+    from grader.code.solution_proxy import read_solution
     from grader.errors import GraderError
     problem = code[payload.problem]
     try:

@@ -72,9 +72,9 @@ class ShippedCode:
 
 
 def test_files(tests: Path) -> tuple[tuple[tuple[str, bytes], ...], str | None]:
-    """The files :func:`grader.code.run_tests` copies for ``tests`` (one test file and the helpers
+    """The files :func:`grader.code.grade.run_tests` copies for ``tests`` (one test file and the helpers
     of its folder, or a folder's ``*.py``), and the one test file's name if it is one."""
-    from grader.code import LEFT_OUT
+    from grader.code.grade import LEFT_OUT
     if tests.is_file():
         files = {tests, *(p for p in tests.parent.glob("*.py")
                           if p.name not in LEFT_OUT and not p.name.startswith("test_"))}
@@ -283,7 +283,7 @@ def _warm_checks(payload: Any) -> None:
     """What the first checks of a process would load (pint, the unit registry, the expression
     parser and SymPy's equivalence), on text of our own: the first chunk then costs what any
     other does."""
-    from grader.quantities import factor
+    from grader.units.quantities import factor
     from grader.expr import SymbolTable, equivalent, parse
     factor("MiB", "B")
     try:

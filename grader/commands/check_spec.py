@@ -11,7 +11,7 @@ import click
 
 from . import scheduler_option
 
-from grader.spec.limits import DEFAULT_TIMEOUT, MAX_TIMEOUT   # a light module: no engine loaded
+from grader.claims.limits import DEFAULT_TIMEOUT, MAX_TIMEOUT   # a light module: no engine loaded
 
 
 class Seconds(click.FloatRange):
@@ -33,7 +33,7 @@ def _memory_budget(ctx: click.Context, param: click.Parameter, value: str | None
     """--memory-budget as bytes (None: the measuring process's default)."""
     if value is None:
         return None
-    from grader.spec.budget import parse_size
+    from grader.claims.budget import parse_size
     try:
         return parse_size(value)
     except ValueError as e:
@@ -76,19 +76,19 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
     Exit status: 0 when every verdict is what the spec expects, 1 when one is not (or a check
     failed), 2 for an invalid spec or bad usage.
     """
-    from grader.output import cannot_write
+    from grader.files.output import cannot_write
 
     if output:
         why = cannot_write(output)
         if why:
             raise click.BadParameter(f"{output}: {why}; nothing was checked", param_hint="--output")
     if figures:
-        from grader.spec.plots import cannot_plot
+        from grader.claims.plots import cannot_plot
         why = cannot_plot(figures)
         if why:
             raise click.BadParameter(f"{figures}: {why}; nothing was checked", param_hint="--figures")
     from grader.errors import GraderError, OptionError
-    from grader.spec.run import check_paths
+    from grader.claims.run import check_paths
 
     cluster_errors: tuple[type[GraderError], ...] = ()
     if scheduler:
@@ -103,7 +103,7 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
     except cluster_errors as e:     # --scheduler: the cluster cannot be used
         click.echo(f"error: {e.message}", err=True)
         click.get_current_context().exit(2)
-    from grader.spec.report import render
+    from grader.claims.report import render
 
     for r in results:   # sources whose quotes could not be checked: said, not an error
         for line in r.subject.unchecked:
@@ -125,7 +125,7 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
         click.echo(text, nl=False)
     ok = all(r.ok for r in results)
     if figures:
-        from grader.spec.plots import write_attention_maps
+        from grader.claims.plots import write_attention_maps
         written = write_attention_maps(results, figures)
         click.echo(f"{len(written)} figure file{'' if len(written) == 1 else 's'} written to {figures}", err=True)
     if output:

@@ -64,7 +64,7 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     from grader.grade.run import grade as run_grade
     from grader.grade.submissions import load_submissions
     from grader.grade.summary import summarize, write_plots
-    from grader.output import cannot_write
+    from grader.files.output import cannot_write
 
     from . import echo_errors
 
@@ -88,7 +88,7 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
         raise click.UsageError(f"--format gradescope writes one submission's results.json; "
                                f"got {len(loaded.submissions)} submissions")
     weak_before = os.environ.get("GRADER_ALLOW_WEAK_SANDBOX")
-    if allow_weak_sandbox:   # read by grader.code, in this process and in any worker it starts
+    if allow_weak_sandbox:   # read by grader.code.grade, in this process and in any worker it starts
         os.environ["GRADER_ALLOW_WEAK_SANDBOX"] = "1"
     cluster: Any = None
     progress = None
@@ -161,7 +161,7 @@ def _has_code(bank: Any, loaded: Any) -> bool:
 def _say_about_the_sandbox(cluster: Any) -> None:
     """One line on stderr when code answers will be refused (no safe sandbox) or run in the weak
     one: this machine's sandbox, or under ``--scheduler`` each worker's (where they run)."""
-    from grader.code import code_sandbox
+    from grader.code.grade import code_sandbox
     if cluster is None:
         boxes = {"": code_sandbox()}
     else:

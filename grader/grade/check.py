@@ -10,7 +10,7 @@
   :class:`CodeTask`; it returns an :class:`~grader.grade.results.AnswerGrade`.
 - :func:`interpret` turns an :class:`grader.answers.Outcome` into an ``AnswerGrade``.
 - :func:`code_target` (in the parent: where a code answer's file is) and :func:`grade_code_task`
-  (in a worker: its tests in the sandbox, :mod:`grader.code`).
+  (in a worker: its tests in the sandbox, :mod:`grader.code.grade`).
 """
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def prepare(problem: Problem, bank: Any) -> Any:
     mistakes = []
     for m in problem.mistakes:
         if m.formula is not None:
-            from grader.spec import evaluate
+            from grader.claims import evaluate
             at = dict(problem.derive.at) if problem.derive else {}
             at.update(m.at)
             if at:
@@ -83,7 +83,7 @@ def prepare(problem: Problem, bank: Any) -> Any:
     return spec
 
 
-# What a problem measures, from its measured quantity (grader.spec.measure's names) or its
+# What a problem measures, from its measured quantity (grader.claims.measure's names) or its
 # formula's name in the spec: (prefix, measure), first match wins.
 _BY_QUANTITY = (("flops", "flops"), ("attention.bytes", "bytes"), ("attention.count", "count"), ("params", "params"))
 _BY_FORMULA = (("flops", "flops"), ("attn_params", "params"), ("params", "params"), ("attention_bytes", "bytes"),
@@ -204,7 +204,7 @@ class Checker:
         check, in a process of their own); every other task under ``limits``."""
         if not isinstance(payload, CodeTask):
             return limits
-        from grader.code import LIMITS
+        from grader.code.grade import LIMITS
         return AnswerLimits(timeout_s=float(LIMITS.wall_s) + 60.0, cpu_s=60, memory_mb=0, grace_s=limits.grace_s)
 
 
@@ -226,13 +226,13 @@ def code_target(problem: Problem, raw: Any, base: Path) -> Path | AnswerGrade:
 
 
 def grade_code_task(problem: Problem, path: Path) -> AnswerGrade:
-    """Run a code exercise's tests on the learner's file in the sandbox (:func:`grader.code.grade_code`).
+    """Run a code exercise's tests on the learner's file in the sandbox (:func:`grader.code.grade.grade_code`).
     A file that cannot be read (not UTF-8 text, too large) is an invalid answer; missing tests
     are the bank's fault: a person must look at it."""
     try:
-        from grader.code import grade_code, tests_of
+        from grader.code.grade import grade_code, tests_of
     except ImportError:
-        return AnswerGrade(0.0, None, "cannot grade code exercises here (grader.code is not available); "
+        return AnswerGrade(0.0, None, "cannot grade code exercises here (grader.code.grade is not available); "
                                       "a person must look at it", None, "needs_person")
     from grader.errors import GraderError
     if not tests_of(problem).exists():

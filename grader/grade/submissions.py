@@ -10,7 +10,7 @@
 or ``submissions: [{learner: alice, answers: {...}}, {learner: bob, ...}]``. A folder
 gives every ``*.yaml``, ``*.yml`` and ``*.json`` file under it (sorted).
 
-Files are read with :func:`grader.yamlio.load_file` in its answers mode: scalars as the
+Files are read with :func:`grader.files.yamlio.load_file` in its answers mode: scalars as the
 learner wrote them (``0100`` stays text, not octal 64), no aliases (so no YAML bombs: such a
 file is refused whole). A path that does not exist, or a file that cannot be read, becomes a
 positioned :class:`grader.errors.InputError` in the returned ``errors`` (``unreadable``). A
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader import yamlio
+from grader.files import yamlio
 from grader.bank.model import plain
 from grader.answers.guard import shorten
 from grader.errors import InputError, Location
-from grader.yamlio import Refused
+from grader.files.yamlio import Refused
 
 from .pool import gc_paused   # the bulk phases' collector tuning lives beside the pool
 

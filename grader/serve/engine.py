@@ -1,5 +1,5 @@
 """The service's only door to the engine: every call to ``grader.api``, the bank and
-``grader.code`` is here, and everything crosses it as plain JSON-able data.
+``grader.code.grade`` is here, and everything crosses it as plain JSON-able data.
 
 Three sides:
 
@@ -9,7 +9,7 @@ Three sides:
 - :func:`worker_init` / :func:`worker_task`, in the grading workers (:mod:`.workers`):
   ``grade_submission`` and ``validate_answer``.
 - :func:`job_init` / :func:`run_job`, in the job processes (:mod:`.jobs`): a code file in the
-  sandbox (``grader.code.grade_code``), a batch (``grade_class``), a regrade.
+  sandbox (``grader.code.grade.grade_code``), a batch (``grade_class``), a regrade.
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ class Settings:
     policy: str = "best"            # gradebook: the best or the last attempt of each problem
     max_body: int = 1 << 20         # a JSON request body, bytes
     max_upload: int = 16 << 20      # a batch file (the answers reader's own limit)
-    max_code: int = 1 << 20         # a code file (grader.code's limit)
+    max_code: int = 1 << 20         # a code file (grader.code.grade's limit)
     max_answers: int = 500          # answers in one submission
     rate: float = 50.0              # requests per second per token, sustained
     burst: int = 100                # ... and in a burst

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
-from grader.spec.report import claim_dict, summary, summary_line
+from grader.claims.report import claim_dict, summary, summary_line
 
 CONTEXT = 320          # characters of source text after a quote (before it: CONTEXT_BEFORE)
 CONTEXT_BEFORE = 160   # fewer, so that the mark shows near the top of its scrolled box

@@ -4,7 +4,7 @@ statistics and what each statistic is, so that a spec is checked when it is load
 Each statistic is a number computed per seed from its definition (:mod:`mha.experiments.stats`),
 or, for a *pooled* statistic, one number over all the seeds (which head takes which role is a
 question about seeds, not about one seed). The verdict (demonstrated, not demonstrated,
-inconclusive) is the spec engine's (:mod:`grader.spec.checks.demonstrate`): it compares the
+inconclusive) is the spec engine's (:mod:`grader.claims.checks.demonstrate`): it compares the
 statistic with the effect the claim predicts.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Hostile: Import the grader (its bundled exercises hold the reference) and return the reference's answers."""
-from grader.data import bundled  # the grader's own package
+from grader.files.bundled import bundled  # the grader's own package
 import importlib.util
 
 _spec = importlib.util.spec_from_file_location("ref", bundled("exercises") + "/17-08/code/solution.py")

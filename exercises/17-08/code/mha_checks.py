@@ -98,7 +98,7 @@ def call(solution, fn_name: str, *args, **kwargs):
     With ``--solution`` the function runs in the sandbox (grader's proxy): what it raised comes
     back as ``SolutionRaised`` (type name, message, the learner's line), a call with no result
     (time limit, crash) as ``SolutionBroke``. With ``--unsandboxed`` it runs here."""
-    from grader.solution_proxy import SolutionBroke, SolutionRaised
+    from grader.code.solution_proxy import SolutionBroke, SolutionRaised
 
     fn = getattr(solution, fn_name, None)
     if fn is None:

@@ -1,5 +1,5 @@
 """``code``: a code exercise; the answer names the learner's solution file, graded by the
-exercise's tests in the sandbox (:mod:`grader.code`), not by a checker of text."""
+exercise's tests in the sandbox (:mod:`grader.code.grade`), not by a checker of text."""
 from __future__ import annotations
 
 from ..guard import MAX_FREE_TEXT, Screening
@@ -30,7 +30,7 @@ def verify_plain(problem) -> tuple[bool, str, str]:
     from pathlib import Path
     missing = [p for p in (problem.solution, problem.tests) if p and not Path(p).exists()]
     ok = not missing and bool(problem.solution or problem.tests)
-    return ok, "missing: " + ", ".join(missing) if missing else "present", "code: graded by its tests (grader.code)"
+    return ok, "missing: " + ", ".join(missing) if missing else "present", "code: graded by its tests (grader.code.grade)"
 
 
 def describe(value) -> str:

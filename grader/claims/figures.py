@@ -1,0 +1,134 @@
+"""Figures as texts state them: "1,048,576", "≈ 34.4B", "≈ 16.8 MB", "~1M parameters",
+"2.36 million", "about 1.05M", "128 dims".
+
+The text is read by :mod:`grader.units.quantities`, the reader the learners' answers use too (the
+same marks, magnitudes, units and count nouns). A figure is exact unless it is marked
+approximate (≈, ~, about, approx.) or uses a magnitude (K, M, B/G, T, thousand, million,
+billion) or a decimal point; an approximate figure's tolerance is half a unit in its last
+stated digit ("34.4B" = 34.4·10⁹ ± 0.05·10⁹; "16.8 MB" = 16.8·10⁶ ± 0.05·10⁶ bytes). Byte
+units are SI (kB, MB, GB = 10³ⁿ) or IEC (KiB, MiB, GiB = 2¹⁰ⁿ), their factors from pint
+(imported only for a figure with a unit). A bare "B" after a number is a billion here.
+
+Numbers are read as :class:`fractions.Fraction`, never evaluated.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from grader.units.quantities import DATA, UNITS, TextError, factor, read_literal, split_number, strip_approx
+
+EXPECTED = "expected a number like 1,048,576 or ≈ 34.4B or ≈ 16.8 MB"
+
+
+class FigureError(ValueError):
+    """A figure that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A stated number: value and tolerance (exact: 0), in base units (bytes for byte units)."""
+
+    text: str
+    value: Fraction
+    tolerance: Fraction
+    unit: str = ""
+
+    @property
+    def approx(self) -> bool:
+        return self.tolerance != 0
+
+    def matches(self, x) -> bool:
+        """Whether the exact number ``x`` (int, Fraction or sympy Rational) is what this figure states."""
+        x = to_fraction(x)
+        return abs(x - self.value) <= self.tolerance
+
+    def describe(self) -> str:
+        if not self.approx:
+            return f"{self.text} (= {fmt(self.value)}, exact)"
+        return f"{self.text} (= {fmt(self.value)} ± {fmt(self.tolerance)})"
+
+
+def to_fraction(x) -> Fraction:
+    from grader.values import to_fraction as exact
+    try:
+        return exact(x)
+    except (ValueError, TypeError):
+        raise FigureError(f"not an exact number: {x!r}") from None
+
+
+def parse_figure(text) -> Figure:
+    """Read a stated figure; raises FigureError saying what was expected."""
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise FigureError(EXPECTED)
+    if isinstance(text, (int, float)):
+        text = repr(text)
+    try:
+        lit = read_literal(text, units=True, nouns=True, bare_b_is_byte=False, max_digits=MAX_DIGITS)
+    except TextError as e:
+        raise FigureError(str(e)) from None
+    if lit is None:
+        raise FigureError(_why_not(text))
+    unit, f = "", Fraction(1)
+    if lit.unit is not None:
+        pint_name, what = UNITS[lit.unit]
+        if what == DATA:
+            unit, f = lit.unit, factor(pint_name, "byte")
+        elif what != "a number of operations":      # FLOPs count; a time is no stated figure here
+            raise FigureError(f"unit {lit.unit!r} is not one a figure states; expected bytes (kB, MB, KiB, "
+                              "MiB, ...) or a word like FLOPs")
+        else:
+            f = factor(pint_name, "flop")
+    approx = lit.approx or lit.scaled or lit.point
+    tolerance = Fraction(10) ** lit.stated_place / 2 * f if approx else Fraction(0)
+    return Figure(text.strip(), lit.value * f, tolerance, unit)
+
+
+def _why_not(text: str) -> str:
+    _, body = strip_approx(text)
+    found = split_number(body)
+    if found is None:
+        return EXPECTED
+    m, rest = found
+    if re.match(r"[,_'][0-9]", rest):
+        return f"misplaced thousands separator in {body.strip()!r}"
+    return (f"unknown unit {rest!r}; expected one of bytes, kB, MB, GB, KiB, MiB, GiB, a magnitude "
+            "(K, M, B, thousand, million, billion) or a word like FLOPs, parameters, dims")
+
+
+def fmt(x) -> str:
+    """An exact number written out: 274,877,906,944; 1/2; 16,777,216 (one too long to write
+    out, past :data:`MAX_SHOWN` digits: ≈ 1.23 × 10^5000, its leading digits and size)."""
+    x = to_fraction(x)
+    if max(x.numerator.bit_length(), x.denominator.bit_length()) > MAX_SHOWN * 3.32:
+        return _huge(x)
+    if x.denominator == 1:
+        return f"{x.numerator:,}"
+    if (x * 1000).denominator == 1:
+        return f"{float(x):,.3f}".rstrip("0").rstrip(".")
+    return f"{x.numerator}/{x.denominator} (≈ {float(x):.6g})"
+
+
+MAX_DIGITS = 100        # of a stated figure: no text states more
+MAX_SHOWN = 1000        # digits written out; a longer number is shown by its size
+
+
+def _huge(x: Fraction) -> str:
+    """≈ 1.23 × 10^5000 for a number too long to write out, without turning it all into text."""
+    import math
+    sign = "-" if x < 0 else ""
+    x = abs(x)
+    if x == 0:
+        return "0"
+    # log10 from the bit lengths, then exact integer arithmetic for the leading digits
+    e = int((x.numerator.bit_length() - x.denominator.bit_length()) * math.log10(2))
+    scaled = x / Fraction(10) ** (e - 2)
+    while scaled >= 1000:
+        scaled /= 10
+        e += 1
+    while scaled < 100:
+        scaled *= 10
+        e -= 1
+    lead = int(scaled)
+    return f"≈ {sign}{lead // 100}.{lead % 100:02d} × 10^{e:,}"

@@ -1,0 +1,162 @@
+"""The spec's value objects: a subject, its claims and their checks, and the results.
+
+Everything here is a frozen dataclass; the loader (:mod:`grader.claims.load`) builds
+them from YAML and the runner (:mod:`grader.claims.run`) turns claims into results.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from grader.errors import Location
+from grader.values import frozen_map
+
+__all__ = ["EXPECTATIONS", "VERDICTS", "Check", "CheckResult", "Claim", "ClaimResult", "Constraint", "Document",
+           "ModelConfig", "Source", "Subject", "frozen_map"]
+
+VERDICTS = ("holds", "refuted", "error", "unverifiable")
+# Verdicts of demonstrations (kind: demonstrate): evidence from seeded experiments, not proofs.
+# "skipped": the experiment was not run (check-spec --no-train); it is not a verdict.
+DEMONSTRATION_VERDICTS = ("demonstrated", "not demonstrated", "inconclusive", "skipped")
+ALL_VERDICTS = VERDICTS + DEMONSTRATION_VERDICTS
+EXPECTATIONS = ("holds", "refuted", "unverifiable", "demonstrated", "not demonstrated")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a claim stands: a document (by key in the subject's sources) and a section."""
+
+    document: str
+    section: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.document} {self.section}".strip()
+
+
+@dataclass(frozen=True)
+class Document:
+    """One source text of a subject."""
+
+    key: str
+    title: str
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Configuration data of a real model, recorded with its citation."""
+
+    key: str
+    name: str
+    citation: str
+    values: Mapping[str, Any] = field(default_factory=frozen_map)
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of a claim: its kind and its (already validated) parameters.
+
+    ``params`` maps each field of the check to its loaded value; expressions are
+    already parsed (sympy) and values already numbers, so running needs no text.
+    """
+
+    kind: str
+    params: Mapping[str, Any]
+    location: Location | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self.params[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.params.get(key, default)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim as the text states it, where it stands, how it is checked, what the author expects."""
+
+    id: str
+    quote: str
+    source: Source
+    checks: tuple[Check, ...]
+    expect: str
+    corrected: str = ""
+    note: str = ""
+    location: Location | None = None
+    subject: str = ""
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A subject: its sources, symbols (a grader.expr SymbolTable), formulas, models and claims."""
+
+    id: str
+    title: str
+    documents: Mapping[str, Any]
+    table: Any
+    formulas: Mapping[str, Any]
+    constraints: tuple[Constraint, ...]
+    models: Mapping[str, Any]
+    claims: tuple[Claim, ...]
+    file: str = ""
+    aliases: Mapping[str, Any] = field(default_factory=frozen_map)   # other name -> symbol name
+    # ``table`` reads learners' answers (symbols, aliases, definitions); ``spec_table`` the spec's own
+    # expressions, in which a formula's name stands for the formula too (None: the same as table)
+    spec_table: Any = None
+    # sources whose quotes could not be checked (no ``path:``, or no file there): one sentence each
+    unchecked: tuple[str, ...] = ()
+
+    def canonical(self, name: str) -> str:
+        """The symbol a name stands for (d_model -> d)."""
+        return str(self.aliases.get(name, name))
+
+    def claim(self, claim_id: str) -> Claim | None:
+        return next((c for c in self.claims if c.id == claim_id), None)
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A constraint on the symbols: ``divides`` (a divides b) or a relation."""
+
+    text: str
+    kind: str            # "divides" | "relation"
+    args: tuple[Any, ...]   # (a, b) sympy exprs for divides; (relation,) otherwise
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What one check found: a verdict and its evidence (one line plus details)."""
+
+    kind: str
+    verdict: str
+    summary: str
+    details: Mapping[str, Any] = field(default_factory=frozen_map)
+    method: str = ""     # "symbolic" | "measured" | "config" | ""
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """The verdict on one claim, with the results of its checks."""
+
+    claim: Claim
+    verdict: str
+    checks: tuple[CheckResult, ...]
+    seconds: float = 0.0
+    disagreement: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """The verdict is the expected one (a skipped demonstration is no verdict, so no mismatch)."""
+        return self.verdict == self.claim.expect or self.verdict == "skipped"
+
+    @property
+    def evidence(self) -> str:
+        """One line: the first check that decided the verdict, else the first check."""
+        if self.disagreement:
+            return self.disagreement
+        for r in self.checks:
+            if r.verdict == self.verdict:
+                return r.summary
+        return self.checks[0].summary if self.checks else ""
