@@ -1,5 +1,5 @@
-"""mypy --strict passes on the public API and the typed packages (the files and the options are
-pyproject.toml's [tool.mypy])."""
+"""mypy --strict passes on all of grader (the files and the options are pyproject.toml's [tool.mypy];
+the modules not typed yet are listed there, their own errors not reported)."""
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +16,9 @@ def test_mypy_strict_passes_on_the_typed_packages(tmp_path):
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Success: no issues found" in r.stdout
-    assert "grader/api.py" in (ROOT / "pyproject.toml").read_text()     # the API is among the files checked
+    import tomllib
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert "grader" in conf["files"]                                     # all of grader is checked
 
 
 def test_mypy_would_find_an_error(tmp_path):
