@@ -1,9 +1,9 @@
 """Results of experiments kept on disk, so that a second `grader check-spec` trains nothing.
 
 A result is stored under a key made of everything that decides it: the experiment and its
-configuration (sizes, seed, steps), the torch and grader versions, and a hash of the code that
-computes it (mha's attention and the experiments' modules) — changing any of them misses the
-cache rather than reading a stale result. One JSON file per key, written to a temporary file
+configuration (sizes, seed, steps), the torch and grader versions, the CPU kernels in use
+(:mod:`mha.experiments.numerics`), and a hash of the code that computes it (mha's attention and
+the experiments' modules) — changing any of them misses the cache rather than reading a stale result. One JSON file per key, written to a temporary file
 and renamed (a reader never sees half a file); an unreadable or foreign file is a miss.
 
 Folder: $GRADER_CACHE_DIR, else $XDG_CACHE_HOME/grader, else ~/.cache/grader; the results are
@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 FORMAT = 1
-COMPUTING = ("tasks.py", "stats.py", "runner.py", "mechanics.py")   # the modules that compute results
+COMPUTING = ("tasks.py", "stats.py", "runner.py", "mechanics.py", "numerics.py")   # the modules that compute results
 
 
 def folder() -> Path | None:
@@ -48,13 +48,15 @@ def code_hash() -> str:
 def versions() -> dict:
     import torch
 
+    from .numerics import tag
+
     try:
         from importlib.metadata import version
         grader = version("grader")
     except Exception:  # noqa: BLE001 - not installed (a source checkout): the package's own
         import grader as _g
         grader = getattr(_g, "__version__", "unknown")
-    return {"torch": torch.__version__, "grader": grader, "code": code_hash(), "format": FORMAT}
+    return {"torch": torch.__version__, "grader": grader, "code": code_hash(), "kernels": tag(), "format": FORMAT}
 
 
 def key(what: dict) -> str:

@@ -20,7 +20,9 @@ d -> values (one per relation). For every h the model has the same parameters (t
 Training: Adam, cross-entropy on both targets at every query that has both, fresh batches from
 a generator seeded by the seed. Evaluation: a fixed batch (seeded by the seed too), never
 trained on. One thread and torch's deterministic algorithms: the same seed gives the same
-numbers, bit for bit, on the same machine and torch.
+numbers, bit for bit, on the same machine and torch; with the portable CPU kernels that the
+measuring process and ``python -m mha.experiments`` select (:mod:`mha.experiments.numerics`),
+the same on other x86-64 machines too.
 """
 from __future__ import annotations
 
