@@ -12,6 +12,7 @@ from fractions import Fraction
 import sympy
 
 from . import poly as P
+from .evaluation import not_real
 from .lexer import Token
 from .nodes import ATOM, POWER, PRODUCT, SUP, UNARY, Node, _as_number, _bounds_of, _comb_log10, _symbol_node
 from .pretty import render
@@ -35,7 +36,7 @@ class _Build:
         return node
 
     def finite(self, expr, tok: Token):
-        if expr in _BAD or (expr.is_number and expr.is_extended_real is False):
+        if expr in _BAD or (expr.is_number and not_real(expr)):
             what = "not a real number" if expr not in _BAD else "not a finite number (division by zero?)"
             raise self.error(f"{what}: {render(expr)}", tok)
         return expr
@@ -86,8 +87,11 @@ class _Build:
             raise self.error(f"exponent too large (about {exponent.mag:,.0f} digits)", tok)
         if isinstance(e, (int, Fraction)):
             k = abs(Fraction(e))
-        else:
-            k = abs(Fraction(float(sympy.N(e, 15))))
+        else:                   # a real number (finite() refused the others), or a tiny imaginary part
+            try:
+                k = abs(Fraction(abs(complex(sympy.N(e, 15)))))
+            except (TypeError, ValueError, ArithmeticError):
+                raise self.error(f"the exponent {exponent.shown} has no value that can be bounded", tok) from None
         if k > lim.max_exponent and not trivial:
             raise self.error(f"exponent too large: {exponent.shown} (at most {lim.max_exponent:,})", tok)
         kf = 0.0 if trivial and (bc != 0 or e >= 0) else float(k)
@@ -148,6 +152,19 @@ class _Build:
             msg += " (no symbols are declared here: only numbers)"
         return msg
 
+    def extreme(self, name: str, args: list[Node], tok: Token):
+        """min or max of ``args``: real numbers only (SymPy refuses to compare others). An argument
+        that is not real for any value of its symbols (√(n/(-1)) = i·√n) is refused here; one that
+        is real for some values only (√(d - 10⁴⁰)) is left for the sample points to tell."""
+        for a in args:
+            x = a.expr
+            if x.is_extended_real is False or (x.is_number and not_real(x)):
+                raise self.error(f"{name} compares real numbers: {a.shown} is not a real number", tok)
+        try:
+            return (sympy.Min if name == "min" else sympy.Max)(*(a.expr for a in args))
+        except ValueError:      # a number SymPy cannot compare (log(8)/log(2) - 3 is 0 to it)
+            raise self.error(f"{name} cannot compare its arguments: {', '.join(a.shown for a in args)}", tok) from None
+
     def apply(self, name: str, args: list[Node], tok: Token) -> Node:
         arity = {"sqrt": (1, 1), "log": (1, 2), "ln": (1, 1), "exp": (1, 1), "abs": (1, 1),
                  "min": (1, 20), "max": (1, 20), "O": (1, 1), "Theta": (1, 1)}[name]
@@ -174,10 +191,8 @@ class _Build:
             expr, mag = sympy.exp(xs[0]), 10 ** mag * 0.44 + 1
         elif name == "abs":
             expr = sympy.Abs(xs[0])
-        elif name == "min":
-            expr = sympy.Min(*xs)
-        elif name == "max":
-            expr = sympy.Max(*xs)
+        elif name in ("min", "max"):
+            expr = self.extreme(name, args, tok)
         else:  # O, Theta: kept as undefined functions for the spec's asymptotic claims
             expr = sympy.Function(name)(xs[0])
         prec = POWER if name == "sqrt" else ATOM      # (√d)² is not √d²

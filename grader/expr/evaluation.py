@@ -123,4 +123,116 @@ def _interval(e, iv):
     return None
 
 
-# -- the bounded SymPy step ---------------------------------------------------------------
+# -- values that are not real ---------------------------------------------------------------
+# SymPy's min and max compare real numbers only: built at a point where an argument is not real
+# (√(d - 10⁴⁰) at d = 5), they raise instead of giving a value. There the expression has no
+# value: :data:`NOT_REAL` says so, as :func:`value_at` gives it.
+
+class _NotReal:
+    """The value of an expression at a point where it is not a real number (a min or max of a
+    value that is not real: it has none); never equal to a real number."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_REAL"
+
+    def __reduce__(self) -> str:
+        return "NOT_REAL"
+
+
+NOT_REAL = _NotReal()
+
+REAL_TOLERANCE = 1e-12      # an imaginary part above this, relative to the value, is not rounding
+
+
+def not_real(v) -> bool:
+    """Whether the number ``v`` (SymPy, no symbols) is clearly not real: its imaginary part,
+    evaluated to 30 digits, exceeds :data:`REAL_TOLERANCE` of its size (the tolerance
+    sampling uses to tell two values apart)."""
+    if v is NOT_REAL:
+        return True
+    if v.is_Rational or getattr(v, "free_symbols", None) or not getattr(v, "is_number", False):
+        return False
+    if v.is_extended_real is False and v.is_finite:
+        return True
+    try:
+        z = complex(sympy.N(v, 30))
+    except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
+        return False
+    return abs(z.imag) > REAL_TOLERANCE * (1 + abs(z.real))
+
+
+def value_at(e, point: dict):
+    """``e`` with the symbols set to ``point``'s values: a SymPy number (exact where SymPy keeps
+    it so), :data:`NOT_REAL` where a min or max there has an argument that is clearly not real
+    (:func:`not_real`), or None where it cannot be told. A min or max SymPy refuses to build at the
+    point (it compares real numbers only) is evaluated here, to 30 digits."""
+    try:
+        return e.xreplace(point)
+    except (ValueError, TypeError):
+        pass
+    try:
+        z = _numeric(e, point, _mp(30))
+    except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
+        return None
+    if z is None or z is NOT_REAL:
+        return z
+    real, imag = sympy.Float._new(z.real._mpf_, 100), sympy.Float._new(z.imag._mpf_, 100)
+    return real if imag == 0 else real + sympy.I * imag
+
+
+@lru_cache(maxsize=2)
+def _mp(digits: int):
+    """A private mpmath context at ``digits`` digits (mpmath's shared ``mp`` is left as it is)."""
+    import mpmath
+    ctx = mpmath.MPContext()
+    ctx.dps = digits + 10
+    return ctx
+
+
+def _numeric(e, point: dict, mp):
+    """The complex value (mpmath ``mpc``) of ``e`` at ``point``, the parser's whitelist only (sums,
+    products, powers, sqrt, exp, log, abs, min, max, π, e); :data:`NOT_REAL` for a min or max of
+    a value that is not real, and wherever such a value is used; None for what it does not cover
+    (log of 0 included)."""
+    if e in point:
+        e = point[e]
+    if e.is_Rational:
+        return mp.mpc(mp.mpf(int(e.p)) / int(e.q))
+    if e.is_Float:
+        return mp.mpc(mp.mpf(e._mpf_))
+    if e is sympy.pi:
+        return mp.mpc(mp.pi)
+    if e is sympy.E:
+        return mp.mpc(mp.e)
+    if e is sympy.I:
+        return mp.mpc(0, 1)
+    if e.is_Atom:
+        return None
+    args = [_numeric(a, point, mp) for a in e.args]
+    if any(a is NOT_REAL for a in args):
+        return NOT_REAL
+    if any(a is None for a in args):
+        return None
+    if e.is_Add:
+        return mp.fsum(args)
+    if e.is_Mul:
+        return mp.fprod(args)
+    if e.is_Pow:
+        base, exponent = args
+        if base == 0:
+            return None if exponent.real <= 0 else mp.mpc(0)
+        return mp.power(base, exponent)
+    if isinstance(e, sympy.exp):
+        return mp.exp(args[0])
+    if isinstance(e, sympy.log) and len(args) == 1:
+        return None if args[0] == 0 else mp.log(args[0])
+    if isinstance(e, sympy.Abs):
+        return mp.mpc(abs(args[0]))
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        if any(abs(a.imag) > REAL_TOLERANCE * (1 + abs(a.real)) for a in args):
+            return NOT_REAL
+        pick = min if isinstance(e, sympy.Min) else max
+        return mp.mpc(pick(a.real for a in args))
+    return None

@@ -9,7 +9,7 @@ from fractions import Fraction
 import sympy
 
 from . import poly as P
-from .evaluation import sign
+from .evaluation import NOT_REAL, not_real, sign, value_at
 from .sampling import SEED, _cons_symbols, _draw, _fits, _plain, _points
 from .verdict import DIFFERENT, EQUAL, UNDECIDED, Equivalence, _within
 
@@ -40,13 +40,26 @@ def _truth(rel, point: dict):
     if o is None:
         return None
     f, kind = o
-    v = f.xreplace(point)
+    v = value_at(f, point)
+    if v is None:
+        return None
+    if v is NOT_REAL:
+        return False
     if not v.is_Rational:
+        # a side that is not a real number there (√(d - 10⁴⁰) at d = 5, a min of one): the
+        # relation between real numbers does not hold at that point
+        if any(_not_real_at(side, point) for side in (rel.lhs, rel.rhs)):
+            return False
         s = sign(v)
         if s is None:
             return None           # on the boundary, or too close to it to tell
         return s > 0 if kind in (">", ">=") else False
     return bool(v > 0) if kind == ">" else bool(v >= 0) if kind == ">=" else bool(v == 0)
+
+
+def _not_real_at(e, point: dict) -> bool:
+    v = value_at(e, point)
+    return v is not None and not_real(v)
 
 
 def _relations(a, b, cons, timeout) -> Equivalence:
@@ -67,9 +80,34 @@ def _relations(a, b, cons, timeout) -> Equivalence:
                 break
             left.remove(match)
         else:
-            return _single(pa[0], pb[0], timeout) if len(pa) == 1 else Equivalence(EQUAL, "each relation")
+            same = _single(pa[0], pb[0], timeout) if len(pa) == 1 else Equivalence(EQUAL, "each relation")
+            # the ratio's sign is SymPy's, which takes min, max and roots to be real: a side that
+            # is not real at a sample point (where the relation fails) is looked for first
+            if not all(_rational(r) for r in pa + pb):
+                differ = _sampled(a, b, pa, pb, syms, cons, None)
+                if differ is not None:
+                    return differ
+            return same
         if len(pa) == 1:
             decided = _single(pa[0], pb[0], timeout)
+    differ = _sampled(a, b, pa, pb, syms, cons, decided)
+    if differ is not None:
+        return differ
+    # "reversed" or "strictness" without a point to show it stays undecided: f may vanish or
+    # keep one sign everywhere the assumptions allow
+    return Equivalence(UNDECIDED, "relations agree at every sample but could not be shown equal")
+
+
+def _rational(rel) -> bool:
+    """Whether both sides of ``rel`` are rational functions with rational coefficients (real
+    wherever they are defined)."""
+    o = _oriented(rel)
+    return o is not None and P.from_sympy(o[0]) is not None
+
+
+def _sampled(a, b, pa, pb, syms, cons, decided) -> Equivalence | None:
+    """DIFFERENT at the first sample point (then boundary point) where the truths of ``a`` and
+    ``b`` are both known and differ, with ``decided``'s method when it says how; else None."""
     points = _points(tuple(syms), cons)
     for batch in (points, None):
         if batch is None:
@@ -80,9 +118,7 @@ def _relations(a, b, cons, timeout) -> Equivalence:
             if ta is not None and tb is not None and ta != tb:
                 how = decided.method if decided is not None and decided.verdict == DIFFERENT else "sampling"
                 return Equivalence(DIFFERENT, how, _plain(point))
-    # "reversed" or "strictness" without a point to show it stays undecided: f may vanish or
-    # keep one sign everywhere the assumptions allow
-    return Equivalence(UNDECIDED, "relations agree at every sample but could not be shown equal")
+    return None
 
 
 def _parts(rel):

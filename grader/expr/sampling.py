@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import sympy
 
-from .evaluation import STRICT_DIGITS, enclosure, nonzero, sign  # noqa: F401
+from .evaluation import NOT_REAL, STRICT_DIGITS, enclosure, nonzero, not_real, sign, value_at  # noqa: F401
 
 SEED = 1708
 SAMPLES = 24
@@ -90,8 +90,8 @@ def _fits(s, v) -> bool:
 
 
 def _value(e, point: dict):
-    v = e.xreplace(point)
-    if v.is_Rational:
+    v = value_at(e, point)
+    if v is None or v is NOT_REAL or v.is_Rational:
         return v
     if v.free_symbols or v.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
         return None
@@ -103,9 +103,14 @@ def _value(e, point: dict):
 
 
 def _differs(x, y) -> bool | None:
-    """Whether two values differ clearly (exact for rationals; 30-digit relative otherwise)."""
+    """Whether two values differ clearly (exact for rationals; 30-digit relative otherwise). A
+    value that is not real (:data:`NOT_REAL`: a min or max of a value that is not real) differs
+    from every real one."""
     if x is None or y is None:
         return None
+    if x is NOT_REAL or y is NOT_REAL:
+        other = y if x is NOT_REAL else x
+        return None if other is NOT_REAL else other.is_Rational or not not_real(other)
     if x.is_Rational and y.is_Rational:
         return x != y
     try:
@@ -134,6 +139,7 @@ def _mismatch(a, b, points):
             return _plain(point)
     diff = a - b
     for point in points[:STRICT_POINTS]:
-        if nonzero(diff.xreplace(dict(point))):
+        v = value_at(diff, dict(point))
+        if v is not None and v is not NOT_REAL and nonzero(v):
             return _plain(point)
     return None
