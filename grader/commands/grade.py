@@ -54,8 +54,9 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     Every answer given is reported once. An unknown problem id scores 0 with its file:line;
     a malformed submission is reported with its location and the rest is still graded.
     Exit status: 0 when grading ran, whatever the scores; 2 for bad usage, an invalid bank,
-    an --output that cannot be written, or an answer path that does not exist or cannot be
-    read (the readable ones are still graded and written).
+    an --output that cannot be written, an answer path that does not exist or cannot be
+    read, or an answer refused for its key (null, empty, a number, a list: no problem id);
+    the readable files and the other answers are still graded and written.
     """
     from grader.bank import load_bank
     from grader.errors import GraderError
@@ -126,7 +127,7 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     else:
         click.echo(text, nl=False)
     echo_errors(report.errors)          # input errors go to stderr, whatever the format
-    ctx.exit(2 if report.unreadable else 0)
+    ctx.exit(2 if report.unreadable or loaded.refused else 0)
 
 
 def _cluster(scheduler: str) -> Any:

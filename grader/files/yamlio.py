@@ -26,8 +26,9 @@ Two ways of reading scalars:
   grader to read itself. Only the core tags (``!!str !!int !!float !!bool !!null !!seq !!map``)
   are allowed. A duplicate key or another tag does not refuse the file: its value becomes a
   :class:`Refused` (message, location, source text), so that one learner's entry or one
-  answer is refused and the rest is still read. Aliases, merge keys and keys that are not
-  plain values still refuse the whole file.
+  answer is refused and the rest is still read. A key that is not a plain value (a list, a
+  mapping, a tag other than the core ones) becomes a :class:`BadKey`, so that its entry alone is
+  refused. Aliases and merge keys still refuse the whole file.
 """
 from __future__ import annotations
 
@@ -96,6 +97,20 @@ class Refused:
     location: Location
     source: str = ""
     first: Location | None = None       # a duplicate key: where the key stood first
+
+
+@dataclass(frozen=True)
+class BadKey:
+    """In an answers file: a mapping key that is not a plain value (a list, a mapping, a tag that
+    is not plain data), kept as a key of its own so that only its entry is refused: ``what`` it
+    is ("a list", "a mapping", "a tagged value"), its text as written, where it stands."""
+
+    what: str
+    source: str
+    location: Location
+
+    def __repr__(self) -> str:
+        return self.source
 
 
 def loc_of(value, default: Location | None = None) -> Location | None:
@@ -243,12 +258,19 @@ class _Reader:
             m = key_node.start_mark
             where = Location(name, m.line + 1, m.column + 1)
             if key_node.__class__ is not ScalarNode:
-                raise InputError("a mapping key must be a plain value", where)
-            if key_node.value == "<<" and key_node.tag in (_PLAIN, MERGE):
-                raise InputError("merge keys (<<) are not allowed", where)
-            key = build(key_node)
+                if not self.answers:
+                    raise InputError("a mapping key must be a plain value", where)
+                build(key_node)         # walked all the same: no alias or merge key slips through
+                what = "a list" if key_node.__class__ is SequenceNode else "a mapping"
+                key = BadKey(what, self.source(key_node), where)
+            else:
+                if key_node.value == "<<" and key_node.tag in (_PLAIN, MERGE):
+                    raise InputError("merge keys (<<) are not allowed", where)
+                key = build(key_node)
             if isinstance(key, Refused):
-                raise InputError(key.message, key.location)
+                if not self.answers:
+                    raise InputError(key.message, key.location)
+                key = BadKey("a tagged value", key.source, key.location)
             if key in data:
                 first = key_locs[key]
                 message = (f"duplicate key {key!r} (first at line {first.line}"

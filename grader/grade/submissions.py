@@ -17,6 +17,8 @@ positioned :class:`grader.errors.InputError` in the returned ``errors`` (``unrea
 duplicate key or a tag that is not plain data spoils only what it stands in: an answer given
 twice is refused (neither copy counts), a submission with ``learner`` or ``answers`` twice is
 malformed, and every other submission and answer of the file is still returned, to be graded.
+An answer whose key names no problem (null, empty, a number, a list: :func:`_bad_key`) is an
+error at its key's file:line:column, not graded; ``Loaded.refused`` says there was one.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from grader.files import yamlio
 from grader.bank.model import plain
 from grader.answers.guard import shorten
 from grader.errors import InputError, Location
-from grader.files.yamlio import Refused
+from grader.files.yamlio import BadKey, Refused
 
 from .pool import gc_paused   # the bulk phases' collector tuning lives beside the pool
 
@@ -58,11 +60,14 @@ class Submission:
 
 @dataclass(frozen=True)
 class Loaded:
-    """What was read: the submissions, and the errors (``unreadable``: a path or file could not be read)."""
+    """What was read: the submissions, and the errors (``unreadable``: a path or file could not be
+    read; ``refused``: an answer was refused for its key, which names no problem: null, empty, a
+    number, a list...; either makes ``grader grade`` exit 2)."""
 
     submissions: tuple
     errors: tuple
     unreadable: bool
+    refused: bool = False
 
 
 def natural_key(path: Path) -> tuple:
@@ -102,7 +107,7 @@ def answer_files(paths, errors: list | None = None) -> list[Path]:
 
 def load_submissions(paths) -> Loaded:
     """Every submission in ``paths`` (files or folders)."""
-    subs, errors = [], []
+    subs, errors, refused = [], [], []
     files = answer_files(paths, errors)
     unreadable = bool(errors)
     with gc_paused():
@@ -114,11 +119,13 @@ def load_submissions(paths) -> Loaded:
                                          "none of its answers was graded", e.location))
                 unreadable = True
                 continue
-            _collect(doc, str(f), subs, errors)
-    return Loaded(tuple(subs), tuple(errors), unreadable)
+            refused.append(_collect(doc, str(f), subs, errors))
+    return Loaded(tuple(subs), tuple(errors), unreadable, any(refused))
 
 
-def _collect(doc, file: str, subs: list, errors: list):
+def _collect(doc, file: str, subs: list, errors: list) -> bool:
+    """The file's submissions into ``subs``, what is wrong into ``errors``; whether an answer
+    was refused for its key."""
     here = Location(file, 1, 1)
     if isinstance(doc, dict) and "submissions" in doc:
         for k in doc:
@@ -127,23 +134,23 @@ def _collect(doc, file: str, subs: list, errors: list):
         items = doc["submissions"]
         if isinstance(items, Refused):
             errors.append(InputError(f"no submission of this file was graded: {items.message}", items.location))
-            return
+            return False
         if not isinstance(items, list):
             errors.append(InputError("'submissions' must be a list of {learner, answers}", doc.loc_of("submissions")))
-            return
-        for i, item in enumerate(items):
-            _one(item, items.loc_of(i), file, subs, errors)
-        return
-    _one(doc, getattr(doc, "loc", here), file, subs, errors)
+            return False
+        return any([_one(item, items.loc_of(i), file, subs, errors) for i, item in enumerate(items)])
+    return _one(doc, getattr(doc, "loc", here), file, subs, errors)
 
 
-def _one(item, loc: Location, file: str, subs: list, errors: list):
+def _one(item, loc: Location, file: str, subs: list, errors: list) -> bool:
+    """One submission into ``subs`` (what is wrong into ``errors``); whether an answer was
+    refused for its key."""
     if isinstance(item, Refused):
         errors.append(InputError(f"malformed submission: {item.message}", item.location))
-        return
+        return False
     if not isinstance(item, dict):
         errors.append(InputError("malformed submission: expected a mapping with 'learner' and 'answers'", loc))
-        return
+        return False
     for k in item:
         if k not in SUBMISSION_KEYS:
             errors.append(InputError(f"unknown key {k!r} in a submission (ignored)", item.key_loc(k)))
@@ -153,7 +160,7 @@ def _one(item, loc: Location, file: str, subs: list, errors: list):
     if spoiled:         # given twice, or tagged: which one is meant cannot be told
         errors.append(InputError("malformed submission: " + "; ".join(r.message for r in spoiled),
                                  spoiled[0].location))
-        return
+        return False
     problems = []
     if isinstance(learner, bool) or not isinstance(learner, (str, int)) or not str(learner).strip():
         problems.append("'learner' must be a name or an id")
@@ -161,9 +168,10 @@ def _one(item, loc: Location, file: str, subs: list, errors: list):
         problems.append("'answers' must map problem ids to answers")
     if problems:
         errors.append(InputError("malformed submission: " + "; ".join(problems), loc))
-        return
+        return False
     name = str(learner).strip()
     good = []
+    refused = False
     for k, v in answers.items():
         if k.__class__ is str and k and not k.isspace():       # a problem id (the bank says which)
             good.append(_answer(answers, k, v))
@@ -172,6 +180,7 @@ def _one(item, loc: Location, file: str, subs: list, errors: list):
         if why is None:
             good.append(_answer(answers, k, v))
             continue
+        refused = True
         head = f"learner {name!r}: an answer's key must be a problem id such as 17-08/practice-1, not {why}"
         if isinstance(v, Refused) and v.first is not None:      # the same bad key twice
             errors.append(InputError(f"{head}, given twice (first at line {v.first.line}); neither answer "
@@ -181,12 +190,15 @@ def _one(item, loc: Location, file: str, subs: list, errors: list):
         shown = repr(given) if isinstance(given, (str, int, float)) else type(given).__name__
         errors.append(InputError(f"{head}; that answer ({shorten(shown, 40)}) was not graded", answers.key_loc(k)))
     subs.append(Submission(name, tuple(good), loc, file))
+    return refused
 
 
 def _bad_key(key) -> str | None:
     """Why ``key`` cannot name a problem (None: it can, if the bank has it): null, empty, not text."""
     if key is None:
         return "null"
+    if isinstance(key, BadKey):         # a list, a mapping, a tagged value
+        return f"{key.what} ({shorten(key.source, 40)})"
     if isinstance(key, bool):
         return f"{str(key).lower()} (true/false)"
     if not isinstance(key, str):
@@ -202,7 +214,7 @@ def _answer(answers, key, value) -> Answer:
         return Answer(pid, value, answers.key_loc(key))
     refused = _refused(value)
     if refused is None:
-        return Answer(pid, plain(value), answers.key_loc(key))
+        return Answer(pid, _text_keys(plain(value)), answers.key_loc(key))
     if refused.first is not None and refused is value:
         first = refused.first
         at = f"line {first.line}" + (f", column {first.column}" if first.line == refused.location.line else "")
@@ -210,6 +222,16 @@ def _answer(answers, key, value) -> Answer:
     else:
         why = refused.message
     return Answer(pid, refused.source, refused.location, why)
+
+
+def _text_keys(value):
+    """``value`` with each :class:`BadKey` inside it (a list as a mapping's key) as its text: an
+    answer is echoed in every format, and JSON's keys are plain values."""
+    if isinstance(value, dict):
+        return {(k.source if isinstance(k, BadKey) else k): _text_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_text_keys(v) for v in value]
+    return value
 
 
 def _refused(value) -> Refused | None:

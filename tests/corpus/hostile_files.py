@@ -56,14 +56,16 @@ def file_cases() -> list:
         FileCase("size-17mib", "size", "big", error="file is larger than 16,777,216 bytes"),
         FileCase("size-proc-self", "size", "link:/proc/self/status", error="malformed submission", exit=0),
     ]
-    yaml_cases = [      # (content, error, exit: 2 where the whole file is refused, 0 where grading ran)
+    yaml_cases = [      # (content, error, exit: 2 where the whole file or an answer's key is refused, 0
+                        # where grading ran[, the learners still graded])
         ("learner: a\nanswers: &x {17-08/practice-1: 64}\nb: *x\n", "aliases (*name) are not allowed", 2),
         ("a: &a [1, 2]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b]\n",
          "aliases (*name) are not allowed", 2),
         ("base: &b {learner: m}\nsub:\n  <<: *b\n  answers: {17-08/practice-1: 64}\n", "merge keys (<<) are not allowed", 2),
         ("learner: m\nanswers:\n  <<: {17-08/practice-1: 64}\n", "merge keys (<<) are not allowed", 2),
-        ("learner: m\nanswers:\n  ? [17-08/practice-1]\n  : 64\n", "a mapping key must be a plain value", 2),
-        ("learner: m\nanswers:\n  ? {a: 1}\n  : 64\n", "a mapping key must be a plain value", 2),
+        # a key that is not a plain value: that answer alone is refused, the learner graded (exit 2)
+        ("learner: m\nanswers:\n  ? [17-08/practice-1]\n  : 64\n", "not a list ([17-08/practice-1])", 2, ("m",)),
+        ("learner: m\nanswers:\n  ? {a: 1}\n  : 64\n", "not a mapping ({a: 1})", 2, ("m",)),
         ("learner: m\nanswers: " + "[" * 60000 + "]" * 60000 + "\n", "nested too deeply", 2),
         ("learner: m\nanswers:\n" + "".join("  " * k + "- \n" for k in range(1, 3000)), "nested too deeply", 2),
         ("learner: m\nanswers: {17-08/practice-1: 64\n", "invalid YAML", 2),
@@ -85,16 +87,16 @@ def file_cases() -> list:
         ("learner: ''\nanswers: {17-08/practice-1: 64}\n", "'learner' must be a name or an id", 0),
         ("learner: m\nanswers: [64]\n", "'answers' must map problem ids to answers", 0),
     ]
-    for i, (content, error, exit) in enumerate(yaml_cases):
-        out.append(_yaml_case(i, "yaml", content, error, exit))
-    keys = [
-        ("learner: k\nanswers:\n  ~: 64\n  17-08/practice-1: 64\n", "not null"),
-        ("learner: k\nanswers:\n  null: 64\n  ~: 65\n  17-08/practice-1: 64\n", "not null, given twice"),
-        ("learner: k\nanswers:\n  '': 64\n  17-08/practice-1: 64\n", "not empty text"),
-        ("learner: k\nanswers:\n  '   ': 64\n  17-08/practice-1: 64\n", "not empty text"),
-        ("learner: k\nanswers:\n  42: 64\n  17-08/practice-1: 64\n", "not 42 (a number)"),
-        ("learner: k\nanswers:\n  true: 64\n  17-08/practice-1: 64\n", "not true (true/false)"),
-        ('{"learner": "k", "answers": {"": 64, "17-08/practice-1": 64}}\n', "not empty text"),
+    for i, (content, error, exit, *graded) in enumerate(yaml_cases):
+        out.append(_yaml_case(i, "yaml", content, error, exit, *graded))
+    keys = [    # (content, error[, exit: 2 where an answer is refused for its key, no problem id])
+        ("learner: k\nanswers:\n  ~: 64\n  17-08/practice-1: 64\n", "not null", 2),
+        ("learner: k\nanswers:\n  null: 64\n  ~: 65\n  17-08/practice-1: 64\n", "not null, given twice", 2),
+        ("learner: k\nanswers:\n  '': 64\n  17-08/practice-1: 64\n", "not empty text", 2),
+        ("learner: k\nanswers:\n  '   ': 64\n  17-08/practice-1: 64\n", "not empty text", 2),
+        ("learner: k\nanswers:\n  42: 64\n  17-08/practice-1: 64\n", "not 42 (a number)", 2),
+        ("learner: k\nanswers:\n  true: 64\n  17-08/practice-1: 64\n", "not true (true/false)", 2),
+        ('{"learner": "k", "answers": {"": 64, "17-08/practice-1": 64}}\n', "not empty text", 2),
         ("learner: k\nanswers:\n  17-08/practice-1: 64\n  17-08/practice-1: 65\n", "answered more than once"),
         ("learner: k\nanswers:\n  17-08/practice-1: !!set {a: null}\n  17-08/example-1.d_k: 64\n", "tag !!set"),
         ("learner: k\nanswers:\n  17-08/practice-1: !!binary aGVsbG8=\n  17-08/example-1.d_k: 64\n", "tag !!binary"),
@@ -104,8 +106,8 @@ def file_cases() -> list:
         ("learner: k\nanswers:\n  17-08/practice-1: !!int 0x40\n  17-08/example-1.d_k: 64\n", "not a !!int"),
         ("learner: k\nanswers:\n  17-08/no-such: 64\n  17-08/practice-1: 64\n", "unknown problem id"),
     ]
-    for i, (content, error) in enumerate(keys):
-        out.append(FileCase(f"keys-{i}", "keys", "text", content, error, 0, ("k",)))
+    for i, (content, error, *exit) in enumerate(keys):
+        out.append(FileCase(f"keys-{i}", "keys", "text", content, error, *(exit or [0]), ("k",)))
     enc = [
         ("bytes", b"learner: e\nanswers:\n  17-08/practice-1: \"6\xff4\"\n  17-08/example-1.d_k: 64\n",
          "not valid Unicode at column 2", 0),
