@@ -210,7 +210,7 @@ def test_sample_truths_match_sympy_at_every_point(terms, op):
     # the truths come from an integer polynomial (denominators and negative powers cleared);
     # here SymPy evaluates the relation itself, point by point
     import sympy
-    from grader.answers.symbolic import _SPREAD, spread_truths
+    from grader.answers.symbolic import SPREAD, spread_truths
     n, d = TABLE.symbol("n"), TABLE.symbol("d")
     lhs = sum((sympy.Rational(c.numerator, c.denominator) * n ** a * d ** b for c, a, b in terms), sympy.Integer(0))
     rel = sympy.Rel(lhs, sympy.Integer(1), op)
@@ -219,7 +219,7 @@ def test_sample_truths_match_sympy_at_every_point(terms, op):
     got = spread_truths(rel, TABLE)
     assert got is not None
     col = {name: j for j, (name, _) in enumerate(TABLE.symbols)}
-    for row, truth in zip(_SPREAD, got):
+    for row, truth in zip(SPREAD, got):
         at = {n: row[col["n"] % len(row)], d: row[col["d"] % len(row)]}
         if lhs.xreplace(at) == 1:
             assert truth is None            # on the boundary

@@ -7,7 +7,7 @@ By hand: h = 8 heads × batch 32 = 256 matrices of 128 × 128 = 16,384 elements;
 import pytest
 
 from grader.answers import AnswerSpec, Mistake, check_answer
-from grader.answers.units import UNITS, factor
+from grader.units.quantities import UNITS, factor
 
 BYTES = AnswerSpec("quantity", 16777216, unit="byte", sig_figs=3, mistakes=(
     Mistake("4194304 bytes", "4,194,304 is the number of elements; each float32 takes 4 bytes."),

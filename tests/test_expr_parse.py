@@ -224,10 +224,10 @@ def test_only_text_is_parsed(table, value):
 def test_the_plain_ascii_fast_path_reads_as_the_full_lexer(text):
     # the fast path answers only where it reads exactly what the character-by-character loop
     # reads; anything else (an error included) is left to the loop
-    from grader.expr.lexer import _fast, _scan
-    fast = _fast(text, ParseLimits())
+    from grader.expr.lexer import fast_tokens, scan
+    fast = fast_tokens(text, ParseLimits())
     try:
-        full = _scan(text, frozenset(), ParseLimits())
+        full = scan(text, frozenset(), ParseLimits())
     except ExprError:
         assert fast is None
         return

@@ -337,7 +337,7 @@ def test_parts_are_named_by_the_spec_and_unknown_names_said_plainly():
 
 def test_show_writes_formulas_like_read_as():
     from fractions import Fraction
-    from grader.answers.derive import show
+    from grader.answers.monomials import show
     d2, d1 = (("d", 2),), (("d", 1),)
     assert show(((d2, Fraction(4)), (d1, Fraction(4)))) == "4·d² + 4·d"
     assert show((((("d", 2), ("h", -2), ("n", 1)), Fraction(8)),)) == "8·d²·n/h²"

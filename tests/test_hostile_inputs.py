@@ -100,7 +100,7 @@ def test_a_tolerance_holds_for_an_approximation_only_with_its_margin():
     (sympy.I + 1, None),                                                # not real
 ])
 def test_sign_is_proven_by_intervals_or_not_at_all(value, expected):
-    from grader.expr.equiv import sign
+    from grader.expr.evaluation import sign
     assert sign(value) == expected
 
 

@@ -20,7 +20,6 @@ from grader.errors import SpecError
 
 from .guard import screen
 from .kinds import KINDS
-from .kinds.expression import Target as _Target
 from .kinds.number import NumberRef
 from .kinds.quantity import QuantityRef
 from .model import AnswerSpec, Outcome, Unreadable

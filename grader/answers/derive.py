@@ -42,17 +42,14 @@ derived variants. The sums are :mod:`.monomials`; the named parts and the defini
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from grader.values import to_fraction
-
 from .numbers import format_value
 from .shapes import format_shape
-from .monomials import _SUP, _canon, _combine, _mono_mul, _substitute, _times_monomial, poly_of, show, to_sympy, value_at  # noqa: F401,E501
-from .parts import ROLES, Part, Role, Swap, _parts_of, _polys, _text_swaps, _token, _unnamed, decompose, swaps  # noqa: F401,E501
+from .monomials import linear_combination, poly_of, show, substitute, times_monomial, to_sympy, value_at
+from .parts import decompose, swaps, text_swaps
 
 
 # ---------------------------------------------------------------- variants of a formula
@@ -100,7 +97,7 @@ def _changes(parts, inside, measures) -> list:
             out.append(_Change(((i, 0),), Fraction(1), f"{_cap(p.shown)} {verb} missing.", f"{p.shown} {verb} missing",
                                i, "part"))
         if r.fourfold:
-            quarter = show(_combine((Fraction(1, 4), p.poly)))
+            quarter = show(linear_combination((Fraction(1, 4), p.poly)))
             clause = f"W^O's {r.one or 'share'} ({quarter}) is missing"
             out.append(_Change(((i, Fraction(3, 4)),), Fraction(1), f"{_cap(clause)}: W^Q, W^K, W^V and W^O make four.",
                                clause, i, "part"))
@@ -108,16 +105,16 @@ def _changes(parts, inside, measures) -> list:
             out.append(_Change(((i, Fraction(1, 4)),), Fraction(1), f"{_cap(clause)}: W^Q, W^K, W^V and W^O make four.",
                                clause, i, "part"))
         if r.bias:
-            clause = f"{r.desc} are counted twice ({show(_combine((2, p.poly)))} instead of {whole})"
+            clause = f"{r.desc} are counted twice ({show(linear_combination((2, p.poly)))} instead of {whole})"
             out.append(_Change(((i, 2),), Fraction(1), f"{_cap(clause)}: one bias per projection.", clause, i, "part"))
         if r.pair:
             clause = f"only one of {r.desc} is counted"
             out.append(_Change(((i, Fraction(1, 2)),), Fraction(1), f"{_cap(clause)}: each is "
-                                                                    f"{show(_combine((Fraction(1, 2), p.poly)))}, "
+                                                                    f"{show(linear_combination((Fraction(1, 2), p.poly)))}, "
                                                                     f"together {whole}.", clause, i, "part"))
     four = [i for i, p in enumerate(parts) if inside[i] and p.role.fourfold]
     if len(four) >= 2:
-        share = show(_combine(*((Fraction(1, 4), parts[i].poly) for i in four)))
+        share = show(linear_combination(*((Fraction(1, 4), parts[i].poly) for i in four)))
         its = " and ".join(f"its {parts[i].role.one or 'share'}" for i in four)
         out.append(_Change(tuple((i, Fraction(3, 4)) for i in four), Fraction(1),
                            f"W^O is forgotten: {its} ({share}) are missing; W^Q, W^K, W^V and W^O make four.",
@@ -150,7 +147,7 @@ def _variants(formula: str, formulas: tuple, table, measures, combine: bool = Tr
     four = {i for i, p in enumerate(parts) if inside[i] and p.role.fourfold}
 
     def build(coefs: dict, factor: Fraction) -> tuple:
-        return _combine(*((factor * coefs.get(i, 1 if inside[i] else 0), p.poly) for i, p in enumerate(parts)))
+        return linear_combination(*((factor * coefs.get(i, 1 if inside[i] else 0), p.poly) for i, p in enumerate(parts)))
 
     out: dict = {}          # poly -> [messages, tag]; insertion order is the order of preference
 
@@ -171,15 +168,15 @@ def _variants(formula: str, formulas: tuple, table, measures, combine: bool = Tr
         by = ((s.base, 1), (s.divisor, -1))
         if not polynomial or not any(n == s.base for powers, _ in ref for n, _ in powers):
             continue
-        add(_substitute(ref, s.base, by), f"You used {s.def_shown()} where {s.base_shown} belongs.", "whole")
+        add(substitute(ref, s.base, by), f"You used {s.def_shown()} where {s.base_shown} belongs.", "whole")
         if sum(inside) >= 2:
             for i, p in enumerate(parts):
                 if inside[i] and any(n == s.base for powers, _ in p.poly for n, _ in powers):
-                    add(_combine((1, ref), (-1, p.poly), (1, _substitute(p.poly, s.base, by))),
+                    add(linear_combination((1, ref), (-1, p.poly), (1, substitute(p.poly, s.base, by))),
                         f"In {p.shown}, you used {s.def_shown()} where {s.base_shown} belongs.", "swap")
     # a formula written with d_k: d where d_k belongs (and the other way)
     if all(name != formula for name, _ in formulas):
-        for text, message in _text_swaps(str(formula), table):
+        for text, message in text_swaps(str(formula), table):
             try:
                 poly = _poly_of_text(text, table, formulas)
             except Exception:       # an author's text that does not parse once swapped: no variant
@@ -190,7 +187,7 @@ def _variants(formula: str, formulas: tuple, table, measures, combine: bool = Tr
     if len(ref) == 1 and sum(e for _, e in ref[0][0] if e > 0) >= 2:
         for name, e in ref[0][0]:
             if e > 0:
-                add(_times_monomial(ref, ((name, -1),)), f"A factor {name} is missing.", "factor", False)
+                add(times_monomial(ref, ((name, -1),)), f"A factor {name} is missing.", "factor", False)
     # two changes at once (on different parts, or a part and the whole)
     if combine:
         for x in range(len(changes)):
@@ -257,7 +254,7 @@ def shape_variants(axes: tuple, formulas: tuple, table, at: dict) -> tuple:
         ref.append(int(v))
     out, seen = [], {tuple(ref)}
     for i, text in enumerate(axes):
-        for swapped, message in _text_swaps(str(text), table):
+        for swapped, message in text_swaps(str(text), table):
             try:
                 poly = _poly_of_text(swapped, table, formulas)
             except Exception:
@@ -297,7 +294,7 @@ def relation_variants(lhs: str, op: str, rhs: str, formulas: tuple, table) -> tu
         by = ((s.base, 1), (s.divisor, -1))
         mentioned = any(n == s.base for poly in (left, right) for powers, _ in poly for n, _ in powers)
         if mentioned:
-            add(_substitute(left, s.base, by), _substitute(right, s.base, by),
+            add(substitute(left, s.base, by), substitute(right, s.base, by),
                 f"You used {s.def_shown()} where {s.base_shown} belongs.")
     for side, text in ((left, lhs), (right, rhs)):
         for poly, message, tag in _variants(text, formulas, table, None, False):

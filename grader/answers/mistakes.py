@@ -86,7 +86,9 @@ def binary_decimal(k: int) -> tuple[Derived, Derived]:
 def unit_confusion(shown: str, value: Fraction, answer_unit: str, reference: Fraction, ref_unit: str) -> str | None:
     """The MB/MiB message for a quantity given in ``answer_unit`` (``shown``, worth ``value``
     in ``ref_unit``) whose number is the reference counted in the other kind of unit."""
-    from .units import BINARY_OF, DECIMAL_OF, factor, plural
+    from grader.units.quantities import factor
+
+    from .units import BINARY_OF, DECIMAL_OF, plural
     other = BINARY_OF.get(answer_unit) or DECIMAL_OF.get(answer_unit)
     if other is None:
         return None

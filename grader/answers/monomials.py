@@ -24,7 +24,7 @@ def _mono_mul(a: tuple, b: tuple) -> tuple:
     return tuple(sorted((n, e) for n, e in out.items() if e))
 
 
-def _combine(*scaled) -> tuple:
+def linear_combination(*scaled) -> tuple:
     """Σ k · poly over ``(k, poly)`` pairs."""
     out: dict = {}
     for k, poly in scaled:
@@ -35,11 +35,11 @@ def _combine(*scaled) -> tuple:
     return _canon(out)
 
 
-def _times_monomial(poly: tuple, powers: tuple) -> tuple:
+def times_monomial(poly: tuple, powers: tuple) -> tuple:
     return _canon({_mono_mul(p, powers): c for p, c in poly})
 
 
-def _substitute(poly: tuple, name: str, by: tuple) -> tuple:
+def substitute(poly: tuple, name: str, by: tuple) -> tuple:
     """``poly`` with the symbol ``name`` replaced by the monomial ``by`` (d -> d·h⁻¹)."""
     out: dict = {}
     for powers, c in poly:

@@ -36,8 +36,7 @@ from functools import lru_cache
 from .guard import MAX_EXPONENT, MAX_INT_DIGITS, answer_limits, float_size, number_size, shorten
 from .model import Unreadable
 
-from grader.units.quantities import (AMBIGUOUS, COUNT_NOUNS, DASHES, SCALES, SUPERSCRIPTS, TextError,  # noqa: F401
-                               read_literal, strip_approx)
+from grader.units.quantities import COUNT_NOUNS, DASHES, TextError, read_literal, strip_approx
 
 _PLAIN_INT = re.compile(r"[+-]?[0-9]{1,400}")
 _RATIO = re.compile(r"([+-]?[0-9]+)\s*/\s*([0-9]+)")
@@ -158,7 +157,7 @@ def read_arithmetic(text: str) -> NumberReading:
             raise Unreadable(f"the question asks for a plain number, without a unit ({unit.group(0)!r})") from None
         raise Unreadable(f"cannot read {shorten(text, 40)!r} as a number") from None
     try:
-        parsed = parse(text, _no_symbols(), limits=answer_limits())
+        parsed = parse(text, no_symbols(), limits=answer_limits())
     except ExprError as e:
         unit = re.search(r"[A-Za-z]+$", text)
         if unit and _is_unit(unit.group(0)):
@@ -185,7 +184,7 @@ def _is_unit(word: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _no_symbols():
+def no_symbols():
     from grader.expr import SymbolTable
     return SymbolTable.build(symbols={})
 

@@ -135,7 +135,7 @@ def _token(name: str):
     return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])")
 
 
-def _text_swaps(text: str, table) -> list:
+def text_swaps(text: str, table) -> list:
     """A formula written as text, with a definition's names replaced by its base (d where d_k
     belongs) and its base by the definition (d_k where d belongs): [(text, message), ...]."""
     out = []

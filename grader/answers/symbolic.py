@@ -175,7 +175,7 @@ def _spread(n: int = 96, columns: int = 12, seed: int = 17) -> tuple:
     return tuple(tuple(round(10 ** (3 * rng.random())) for _ in range(columns)) for _ in range(n))
 
 
-_SPREAD = _spread()
+SPREAD = _spread()
 
 
 @lru_cache(maxsize=8192)
@@ -217,7 +217,7 @@ def spread_truths(rel, table) -> tuple | None:
     values out. Off the boundary two relations equivalent for all positive values agree, so a
     point where their truths differ (:func:`differ_somewhere`) proves them different before
     :func:`compare_relations` runs; relations that differ only in strictness never differ here."""
-    return _signs(rel, table, _SPREAD)
+    return _signs(rel, table, SPREAD)
 
 
 def _signs(rel, table, points) -> tuple | None:
@@ -285,7 +285,7 @@ def disagreement(mine, ref, probes_mine: tuple, probes_ref: tuple, table) -> str
     """Where ``mine`` is wrong, as the feedback says it: "at d = 316, n = 1000 it holds, but should
     not", from the first sample point where the probes ((truths, spread truths) of each) differ,
     both known; None when they never do."""
-    for k, rows in ((1, _SPREAD), (0, _POINTS)):
+    for k, rows in ((1, SPREAD), (0, _POINTS)):
         a, b = probes_mine[k], probes_ref[k]
         if a is None or b is None:
             continue

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from grader.units.quantities import DEFINITIONS, UNITS, factor, registry, strip_approx  # noqa: F401  (re-exported)
+from grader.units.quantities import UNITS, factor, strip_approx
 
 from .guard import shorten
 from .model import Unreadable

@@ -24,9 +24,11 @@ Everything here is pure: values in and out are frozen and picklable (they cross 
 grading workers), and results are cached (parse on (text, table, relations, limits);
 equivalence on its arguments).
 """
-from .equiv import Equivalence, equivalent
+from .equiv import equivalent
 from .limits import ExprError, ParseLimits
-from .parser import Parsed, parse
+from .nodes import Parsed
+from .parser import parse
 from .symbols import SymbolTable
+from .verdict import Equivalence
 
 __all__ = ["SymbolTable", "parse", "Parsed", "ParseLimits", "equivalent", "Equivalence", "ExprError"]

@@ -14,14 +14,14 @@ import sympy
 from . import poly as P
 from .evaluation import not_real
 from .lexer import Token
-from .nodes import ATOM, POWER, PRODUCT, SUP, UNARY, Node, _as_number, _bounds_of, _comb_log10, _symbol_node
+from .nodes import ATOM, POWER, PRODUCT, SUP, UNARY, Node, as_number, bounds_of, comb_log10, symbol_node
 from .pretty import render
 
 _INT = re.compile(r"-?[0-9]+")
 _BAD = (sympy.S.ComplexInfinity, sympy.S.NaN, sympy.S.Infinity, sympy.S.NegativeInfinity)
 
 
-class _Build:
+class Build:
     """The node-building operations of the parser (see the module doc)."""
 
     def check(self, node: Node, tok: Token) -> Node:
@@ -61,7 +61,7 @@ class _Build:
         names = a.vars | b.vars
         deg = a.deg + b.deg
         return Node(poly, sym, shown, PRODUCT, a.mag + b.mag, deg,
-                    min(a.terms + b.terms, _comb_log10(deg, len(names))), names)
+                    min(a.terms + b.terms, comb_log10(deg, len(names))), names)
 
     @staticmethod
     def negate(inner: Node) -> Node:
@@ -97,7 +97,7 @@ class _Build:
         kf = 0.0 if trivial and (bc != 0 or e >= 0) else float(k)
         mag = base.mag * kf + (base.terms * kf if base.vars else 0.0)
         deg = base.deg * math.ceil(kf)
-        terms = min(base.terms * math.ceil(kf), _comb_log10(deg, len(base.vars)))
+        terms = min(base.terms * math.ceil(kf), comb_log10(deg, len(base.vars)))
         node = Node(None, None, shown, POWER, mag, deg, terms, base.vars)
         self.check(node, tok)
         if bc is not None and bc == 0 and e < 0:
@@ -108,7 +108,7 @@ class _Build:
         if base.poly is not None and isinstance(e, int) and e >= 0 and terms < 3.5:
             node.poly = P.power(base.poly, e)       # expanded now: at most ~3,000 terms
             return node
-        node._sym = self.finite(sympy.Pow(base.expr, _as_number(e)), tok)
+        node._sym = self.finite(sympy.Pow(base.expr, as_number(e)), tok)
         return node
 
     def symbolic_pow(self, base: Node, exponent: Node, tok: Token) -> Node:
@@ -123,9 +123,9 @@ class _Build:
         """A symbol or alias (shown by its symbol's name), or a defined name (shown as written)."""
         table = self.table
         if t.value in table._by_name:
-            return _symbol_node(table._by_name[t.value])
+            return symbol_node(table._by_name[t.value])
         definition = table.definition(t.value)
-        mag, deg, terms = _bounds_of(definition)
+        mag, deg, terms = bounds_of(definition)
         frac = P.from_sympy(definition)
         poly = frac[0] if frac is not None and frac[1] == P.ONE else None
         return self.check(Node(poly, definition, t.value, ATOM, mag, max(deg, 1.0), terms,

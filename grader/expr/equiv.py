@@ -33,11 +33,11 @@ import sympy
 from sympy.core.relational import Relational
 
 from . import poly as P
-from .evaluation import STRICT_DIGITS, enclosure, nonzero, sign  # noqa: F401  (re-exported: their old home)
-from .relations import _relations
-from .sampling import SAMPLES, SEED, STRICT_POINTS, _cons_symbols, _mismatch, _plain, _points  # noqa: F401
+from .evaluation import nonzero
+from .relations import equivalent_relations
+from .sampling import cons_symbols, mismatch, plain_point, sample_points
 from .symbols import SymbolTable
-from .verdict import DIFFERENT, EQUAL, UNDECIDED, Equivalence, bounded  # noqa: F401
+from .verdict import DIFFERENT, EQUAL, UNDECIDED, Equivalence, bounded
 
 
 
@@ -83,18 +83,18 @@ def _equivalent(a, b, table, cons, timeout) -> Equivalence:
     if ra or rb:
         if ra != rb:
             return Equivalence(DIFFERENT, "kind")
-        return _relations(a, b, cons, timeout)
+        return equivalent_relations(a, b, cons, timeout)
     if a == b:
         return Equivalence(EQUAL, "identical")
-    syms = sorted(a.free_symbols | b.free_symbols | _cons_symbols(cons), key=lambda s: s.name)
+    syms = sorted(a.free_symbols | b.free_symbols | cons_symbols(cons), key=lambda s: s.name)
     fa, fb = P.from_sympy(a), P.from_sympy(b)
     if fa is not None and fb is not None:
         return _rational(fa, fb, syms, cons)
     diff = a - b
     if diff == 0:
         return Equivalence(EQUAL, "identical")
-    points = _points(tuple(syms), cons)
-    cx = _mismatch(a, b, points)
+    points = sample_points(tuple(syms), cons)
+    cx = mismatch(a, b, points)
     if cx is not None:
         return Equivalence(DIFFERENT, "sampling", cx)
     return _simplify_zero(diff, timeout)
@@ -107,11 +107,11 @@ def _rational(fa, fb, syms, cons) -> Equivalence:
     same = na == nb if da == db else P.mul(na, db) == P.mul(nb, da)
     if same:
         return Equivalence(EQUAL, "rational")
-    for point in _points(tuple(syms), cons):
+    for point in sample_points(tuple(syms), cons):
         p = {s: (int(v) if v.is_Integer else Fraction(int(v.p), int(v.q))) for s, v in point}
         xa, ya, xb, yb = (P.evaluate(q, p) for q in (na, da, nb, db))
         if ya and yb and Fraction(xa) / ya != Fraction(xb) / yb:
-            return Equivalence(DIFFERENT, "rational", _plain(point))
+            return Equivalence(DIFFERENT, "rational", plain_point(point))
     # A nonzero rational function cannot vanish on all the points allowed by sign/integer
     # assumptions and "divides" constraints (they are Zariski-dense): different, though no
     # sample showed it. Other constraints (n = 2d) may confine the points: then undecided.

@@ -109,7 +109,7 @@ _FAST_OPS = {"(": ("LP", "("), "[": ("LP", "["), ")": ("RP", ")"), "]": ("RP", "
 _NOT_MATH = frozenset(keyword.kwlist) | {"print", "eval", "exec", "import", "open"}
 
 
-def _fast(text: str, limits: ParseLimits) -> list[Token] | None:
+def fast_tokens(text: str, limits: ParseLimits) -> list[Token] | None:
     """The tokens of a plain ASCII formula (the same as the full loop's), or None."""
     pieces = _FAST.findall(text)
     if len(pieces) >= limits.max_tokens:
@@ -167,13 +167,13 @@ def tokenize(text: str, functions=frozenset(), limits: ParseLimits = ParseLimits
     if "0" in text:
         _other_base(text)
     if text.isascii():
-        fast = _fast(text, limits)
+        fast = fast_tokens(text, limits)
         if fast is not None:
             return fast
-    return _scan(text, functions, limits)
+    return scan(text, functions, limits)
 
 
-def _scan(text: str, functions, limits: ParseLimits) -> list[Token]:
+def scan(text: str, functions, limits: ParseLimits) -> list[Token]:
     """Any text, character by character."""
     tokens: list[Token] = []
     calls: list[bool] = []      # for each open bracket: is it a function call's?

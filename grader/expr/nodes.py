@@ -11,7 +11,6 @@ from functools import lru_cache
 import sympy
 
 from . import poly as P
-from .pretty import render
 from .symbols import SymbolTable
 
 LOG2 = math.log10(2)
@@ -91,20 +90,20 @@ class Node:
         return self.shown if self.prec >= prec else f"({self.shown})"
 
 
-def _digits(n: int) -> float:
+def decimal_digits(n: int) -> float:
     return abs(n).bit_length() * LOG2
 
 
-def _number_mag(x) -> float:
+def number_mag(x) -> float:
     if isinstance(x, Fraction):
-        return max(_digits(x.numerator), _digits(x.denominator))
+        return max(decimal_digits(x.numerator), decimal_digits(x.denominator))
     if isinstance(x, int):
-        return _digits(x)
-    return max(_digits(int(x.p)), _digits(int(x.q)))
+        return decimal_digits(x)
+    return max(decimal_digits(int(x.p)), decimal_digits(int(x.q)))
 
 
 @lru_cache(maxsize=4096)
-def _comb_log10(deg: float, nvars: int) -> float:
+def comb_log10(deg: float, nvars: int) -> float:
     """log10 of C(deg + nvars, nvars): the most monomials of total degree <= deg."""
     if nvars == 0:
         return 0.0
@@ -112,13 +111,13 @@ def _comb_log10(deg: float, nvars: int) -> float:
 
 
 @lru_cache(maxsize=1024)
-def _bounds_of(expr) -> tuple:
+def bounds_of(expr) -> tuple:
     """Bounds (mag, deg, terms) of an already-built expression (a definition)."""
     if expr.is_Number:
-        return (_number_mag(expr) if expr.is_Rational else 1.0, 0.0, 0.0)
+        return (number_mag(expr) if expr.is_Rational else 1.0, 0.0, 0.0)
     if expr.is_Symbol:
         return (0.0, 1.0, 0.0)
-    parts = [_bounds_of(a) for a in expr.args]
+    parts = [bounds_of(a) for a in expr.args]
     if expr.is_Add:
         return (max(p[0] for p in parts) + 1, max(p[1] for p in parts),
                 math.log10(sum(10 ** p[2] for p in parts)))
@@ -128,7 +127,7 @@ def _bounds_of(expr) -> tuple:
     return (sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts))
 
 
-def _as_number(c):
+def as_number(c):
     if isinstance(c, Fraction):
         return sympy.Rational(c.numerator, c.denominator)
     if isinstance(c, int):
@@ -138,16 +137,16 @@ def _as_number(c):
 
 # Leaves shared by every parse (a Node is never changed once built: each rule makes new ones).
 @lru_cache(maxsize=256)
-def _symbol_node(s) -> Node:
+def symbol_node(s) -> Node:
     return Node(P.var(s), s, s.name, ATOM, 0.0, 1.0, 0.0, frozenset((s.name,)))
 
 
 @lru_cache(maxsize=4096)
-def _int_node(c: int) -> Node:
-    return Node(P.const(c), None, str(c), ATOM, _number_mag(c))
+def int_node(c: int) -> Node:
+    return Node(P.const(c), None, str(c), ATOM, number_mag(c))
 
 
-def _split(word: str, table: SymbolTable):
+def split_names(word: str, table: SymbolTable):
     """``word`` as a product of known names, longest first ("nd" -> [n, d]); None if impossible."""
     known = table._by_name.keys() | table._defs.keys()
     if word in known:

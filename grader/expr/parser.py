@@ -39,11 +39,10 @@ import sympy
 from . import poly as P
 from .lexer import Token, tokenize
 from .limits import ExprError, ParseLimits, fail
-from .pretty import RELOPS, render
+from .pretty import RELOPS
 from .symbols import SymbolTable
-from .build import _BAD, _INT, _Build  # noqa: F401
-from .nodes import (ATOM, LOG2, POWER, PRODUCT, SUM, SUP, UNARY, Node, Parsed, _as_number, _bounds_of,  # noqa: F401
-                    _comb_log10, _digits, _int_node, _number_mag, _split, _split_cached, _symbol_node)
+from .build import Build
+from .nodes import ATOM, PRODUCT, SUM, UNARY, Node, Parsed, decimal_digits, int_node, number_mag, split_names
 
 _RELS = {"<": sympy.StrictLessThan, ">": sympy.StrictGreaterThan, "<=": sympy.LessThan,
          ">=": sympy.GreaterThan, "=": sympy.Equality}
@@ -81,7 +80,7 @@ def _parse(text: str, table: SymbolTable, relations: bool, limits: ParseLimits) 
 
 
 
-class _Parser(_Build):
+class _Parser(Build):
     def __init__(self, text: str, table: SymbolTable, limits: ParseLimits):
         self.text, self.table, self.limits = text, table, limits
         self.functions = frozenset(table.functions)
@@ -221,7 +220,7 @@ class _Parser(_Build):
         node = self.primary()
         while self.tok.kind == "SUP":
             sup = self.advance()
-            node = self.pow(node, Node(P.const(sup.value), None, str(sup.value), ATOM, _digits(sup.value)), sup)
+            node = self.pow(node, Node(P.const(sup.value), None, str(sup.value), ATOM, decimal_digits(sup.value)), sup)
         return node
 
 
@@ -232,17 +231,17 @@ class _Parser(_Build):
             self.advance()
             value = t.value
             if isinstance(value, int):
-                return self.check(_int_node(value), t)
+                return self.check(int_node(value), t)
             c = value.numerator if value.denominator == 1 else value
             shown = str(c) if isinstance(c, int) else t.text.replace(",", "")
-            return self.check(Node(P.const(c), None, shown, ATOM, _number_mag(value)), t)
+            return self.check(Node(P.const(c), None, shown, ATOM, number_mag(value)), t)
         if t.kind == "NAME":
             if t.value in self.table._by_name:     # the common case: a symbol or an alias
                 self.advance()
                 return self.name(t)
             if t.value in self.functions:
                 return self.call()
-            parts = _split(t.value, self.table)
+            parts = split_names(t.value, self.table)
             if parts is None:
                 raise self.error(self.unknown(t.value), t)
             if len(parts) > 1:      # "nd²" is n·d²: one NAME token per known name

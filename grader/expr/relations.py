@@ -10,8 +10,8 @@ import sympy
 
 from . import poly as P
 from .evaluation import NOT_REAL, not_real, sign, value_at
-from .sampling import SEED, _cons_symbols, _draw, _fits, _plain, _points
-from .verdict import DIFFERENT, EQUAL, UNDECIDED, Equivalence, _within
+from .sampling import SEED, cons_symbols, draw, fits, plain_point, sample_points
+from .verdict import DIFFERENT, EQUAL, UNDECIDED, Equivalence, within
 
 
 def _oriented(rel):
@@ -62,10 +62,10 @@ def _not_real_at(e, point: dict) -> bool:
     return v is not None and not_real(v)
 
 
-def _relations(a, b, cons, timeout) -> Equivalence:
+def equivalent_relations(a, b, cons, timeout) -> Equivalence:
     if a == b:
         return Equivalence(EQUAL, "identical")
-    syms = sorted(a.free_symbols | b.free_symbols | _cons_symbols(cons), key=lambda s: s.name)
+    syms = sorted(a.free_symbols | b.free_symbols | cons_symbols(cons), key=lambda s: s.name)
     # conjuncts that hold everywhere under the assumptions (0 < n for positive n) say nothing
     pa, pb = _essential(_parts(a)), _essential(_parts(b))
     if not pa and not pb:
@@ -108,7 +108,7 @@ def _rational(rel) -> bool:
 def _sampled(a, b, pa, pb, syms, cons, decided) -> Equivalence | None:
     """DIFFERENT at the first sample point (then boundary point) where the truths of ``a`` and
     ``b`` are both known and differ, with ``decided``'s method when it says how; else None."""
-    points = _points(tuple(syms), cons)
+    points = sample_points(tuple(syms), cons)
     for batch in (points, None):
         if batch is None:
             batch = _boundary_points(pa + pb, tuple(syms), cons)
@@ -117,7 +117,7 @@ def _sampled(a, b, pa, pb, syms, cons, decided) -> Equivalence | None:
             ta, tb = _truth(a, p), _truth(b, p)
             if ta is not None and tb is not None and ta != tb:
                 how = decided.method if decided is not None and decided.verdict == DIFFERENT else "sampling"
-                return Equivalence(DIFFERENT, how, _plain(point))
+                return Equivalence(DIFFERENT, how, plain_point(point))
     return None
 
 
@@ -173,7 +173,7 @@ def _single(a, b, timeout: float = 2.0) -> Equivalence:
             r = sympy.factor(r) if not (r.is_positive or r.is_negative) else r
             return bool(r.is_positive), bool(r.is_negative)
         try:
-            positive, negative = _within(ratio, timeout)
+            positive, negative = within(ratio, timeout)
         except TimeoutError:
             return Equivalence(UNDECIDED, f"ratio timed out ({timeout:g}s)")
         except (sympy.PolynomialError, TypeError, ValueError, RecursionError):
@@ -207,7 +207,7 @@ def _boundary_points(parts, syms: tuple, cons) -> tuple:
             coeff = {tuple((v, e) for v, e in m if v != s): c for m, c in num.items() if any(v == s for v, _ in m)}
             rest = {m: c for m, c in num.items() if all(v != s for v, _ in m)}
             for _ in range(6):
-                point = {t: _draw(t, rng, False) for t in syms if t != s}
+                point = {t: draw(t, rng, False) for t in syms if t != s}
                 vals = {t: Fraction(int(v.p), int(v.q)) for t, v in point.items()}
                 a_, b_ = P.evaluate(coeff, vals), P.evaluate(rest, vals)
                 if not a_ or a_ is None or b_ is None:
@@ -219,7 +219,7 @@ def _boundary_points(parts, syms: tuple, cons) -> tuple:
                 # at n = 2d + 1) is told apart
                 near = (v, v + 1, v - 1) if s.is_integer and v.is_Integer else (v,)
                 for w in near:
-                    if _fits(s, w) and _meets(point | {s: w}, cons):
+                    if fits(s, w) and _meets(point | {s: w}, cons):
                         out.append(tuple(sorted((point | {s: w}).items(), key=lambda kv: kv[0].name)))
     return tuple(out)
 

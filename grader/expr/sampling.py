@@ -8,13 +8,13 @@ from functools import lru_cache
 
 import sympy
 
-from .evaluation import NOT_REAL, STRICT_DIGITS, enclosure, nonzero, not_real, sign, value_at  # noqa: F401
+from .evaluation import NOT_REAL, nonzero, not_real, value_at
 
 SEED = 1708
 SAMPLES = 24
 
 
-def _cons_symbols(cons) -> set:
+def cons_symbols(cons) -> set:
     out = set()
     for c in cons:
         for x in c[1:]:
@@ -25,7 +25,7 @@ def _cons_symbols(cons) -> set:
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71)
 
 
-def _draw(s, rng: random.Random, big: bool):
+def draw(s, rng: random.Random, big: bool):
     top = 5000 if big else 12
     if s.is_prime:
         return sympy.Integer(rng.choice(_PRIMES))
@@ -49,7 +49,7 @@ def _draw(s, rng: random.Random, big: bool):
 
 
 @lru_cache(maxsize=512)
-def _points(syms: tuple | list, cons) -> tuple:
+def sample_points(syms: tuple | list, cons) -> tuple:
     """Seeded points {Symbol: value} that satisfy the assumptions and constraints."""
     syms = tuple(syms)
     rng = random.Random(SEED)
@@ -58,7 +58,7 @@ def _points(syms: tuple | list, cons) -> tuple:
     while len(out) < SAMPLES and tries < SAMPLES * 20:
         big = tries % 3 == 2
         tries += 1
-        point = {s: _draw(s, rng, big) for s in syms}
+        point = {s: draw(s, rng, big) for s in syms}
         ok = True
         for c in cons:
             if c[0] == "divides":
@@ -76,12 +76,12 @@ def _points(syms: tuple | list, cons) -> tuple:
                     ok = ok and bool(c[1].xreplace(point))
             except (TypeError, ValueError):
                 ok = False
-        if ok and all(_fits(s, v) for s, v in point.items()):
+        if ok and all(fits(s, v) for s, v in point.items()):
             out.append(tuple(point.items()))
     return tuple(out)
 
 
-def _fits(s, v) -> bool:
+def fits(s, v) -> bool:
     """Whether value v meets symbol s's assumptions (constraints may have moved it)."""
     for name in ("positive", "integer", "nonnegative", "even", "odd"):
         if getattr(s, "is_" + name) and not getattr(v, "is_" + name):
@@ -121,14 +121,14 @@ def _differs(x, y) -> bool | None:
     return gap > 1e-12 * scale
 
 
-def _plain(point) -> dict:
+def plain_point(point) -> dict:
     return {s: (int(v) if v.is_Integer else v) for s, v in point}
 
 
 STRICT_POINTS = 4       # points where a - b is evaluated with error bounds when no clear mismatch shows
 
 
-def _mismatch(a, b, points):
+def mismatch(a, b, points):
     """A point where ``a`` and ``b`` provably differ, or None: first a clear mismatch of their
     values (exact, or 30 digits); then ``a - b`` itself at the first points, exactly or with
     SymPy's error-bounded evaluation, so that a difference far below the 30 digits
@@ -136,10 +136,10 @@ def _mismatch(a, b, points):
     for point in points:
         p = dict(point)
         if _differs(_value(a, p), _value(b, p)):
-            return _plain(point)
+            return plain_point(point)
     diff = a - b
     for point in points[:STRICT_POINTS]:
         v = value_at(diff, dict(point))
         if v is not None and v is not NOT_REAL and nonzero(v):
-            return _plain(point)
+            return plain_point(point)
     return None

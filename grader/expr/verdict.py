@@ -57,7 +57,7 @@ def bounded(fn, seconds: float):
             signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), interval)
 
 
-def _within(fn, seconds: float):
+def within(fn, seconds: float):
     """``fn()`` under :func:`bounded`'s time limit where there is one (the main thread), else as it is."""
     try:
         return bounded(fn, seconds)

@@ -31,10 +31,10 @@ def exactly(expr, reference: Fraction, factor: Fraction = Fraction(1)) -> str:
     import sympy
 
     from grader.expr import equivalent
-    from ..numbers import _no_symbols
+    from ..numbers import no_symbols
     target = sympy.Rational(reference.numerator, reference.denominator)
     scaled = expr * sympy.Rational(factor.numerator, factor.denominator)
-    return equivalent(scaled, target, _no_symbols()).verdict
+    return equivalent(scaled, target, no_symbols()).verdict
 
 
 def near(value: Fraction, reference: Fraction) -> bool:
@@ -47,7 +47,7 @@ def not_exact(reference: Fraction, expr, factor, unit: str) -> str:
     SymPy's error-bounded evaluation)."""
     import sympy
 
-    from grader.expr.equiv import enclosure, sign
+    from grader.expr.evaluation import enclosure, sign
     diff = expr * sympy.Rational(factor.numerator, factor.denominator) - sympy.Rational(reference.numerator,
                                                                                         reference.denominator)
     bounds = enclosure(diff, 1000) if sign(diff) is not None else None

@@ -57,7 +57,7 @@ def _measures(spec: AnswerSpec, unit: str) -> str | None:
 
 
 def _ref_unit(spec: AnswerSpec) -> str:
-    from ..units import UNITS
+    from grader.units.quantities import UNITS
     unit = spec.unit or "byte"
     if unit in UNITS:
         return UNITS[unit][0]
@@ -90,7 +90,9 @@ def prepare(spec: AnswerSpec) -> QuantityRef:
 
 
 def check(spec: AnswerSpec, raw) -> Outcome:
-    from ..units import BINARY_OF, DECIMAL_OF, factor, kind_of, plural, read_quantity
+    from grader.units.quantities import factor
+
+    from ..units import BINARY_OF, DECIMAL_OF, kind_of, plural, read_quantity
     ref: QuantityRef = prepared(spec)
     q = read_quantity(raw, ref.unit)
     units = plural(ref.unit)
