@@ -14,8 +14,10 @@ import sympy
 from . import poly as P
 from .evaluation import not_real
 from .lexer import Token
+from .limits import ExprError, ParseLimits
 from .nodes import ATOM, POWER, PRODUCT, SUP, UNARY, Node, as_number, bounds_of, comb_log10, symbol_node
 from .pretty import render
+from .symbols import SymbolTable
 
 _INT = re.compile(r"-?[0-9]+")
 _BAD = (sympy.S.ComplexInfinity, sympy.S.NaN, sympy.S.Infinity, sympy.S.NegativeInfinity)
@@ -23,6 +25,17 @@ _BAD = (sympy.S.ComplexInfinity, sympy.S.NaN, sympy.S.Infinity, sympy.S.Negative
 
 class Build:
     """The node-building operations of the parser (see the module doc)."""
+
+    # what the parser holds, that these operations read
+    text: str
+    table: SymbolTable
+    limits: ParseLimits
+    toks: list[Token]
+    i: int
+    tok: Token
+
+    def error(self, message: str, tok: Token | None = None) -> ExprError:
+        raise NotImplementedError       # the parser's: an ExprError at the token's column
 
     def check(self, node: Node, tok: Token) -> Node:
         lim = self.limits
@@ -35,7 +48,7 @@ class Build:
             raise self.error(f"too many terms once expanded (more than {lim.max_terms:,})", tok)
         return node
 
-    def finite(self, expr, tok: Token):
+    def finite(self, expr: sympy.Basic, tok: Token) -> sympy.Basic:
         if expr in _BAD or (expr.is_number and not_real(expr)):
             what = "not a real number" if expr not in _BAD else "not a finite number (division by zero?)"
             raise self.error(f"{what}: {render(expr)}", tok)
@@ -46,12 +59,13 @@ class Build:
         if c is not None and (c == 0 if not hasattr(c, "is_zero") else c.is_zero):
             raise self.error("division by zero", op)
         shown = f"{node.wrap(PRODUCT)}/{right.wrap(UNARY + 1)}"
-        bounds = dict(mag=node.mag + right.mag, deg=node.deg + right.deg, terms=node.terms + right.terms,
-                      vars=node.vars | right.vars)
+        mag, deg, terms, names = (node.mag + right.mag, node.deg + right.deg, node.terms + right.terms,
+                                  node.vars | right.vars)
         if node.poly is not None and isinstance(c, (int, Fraction)):
-            return self.check(Node(P.scale(node.poly, 1 / Fraction(c)), None, shown, PRODUCT, **bounds), op)
+            return self.check(Node(P.scale(node.poly, 1 / Fraction(c)), None, shown, PRODUCT, mag, deg, terms,
+                                   names), op)
         expr = self.finite(node.expr / right.expr, op)
-        return self.check(Node(None, expr, shown, PRODUCT, **bounds), op)
+        return self.check(Node(None, expr, shown, PRODUCT, mag, deg, terms, names), op)
 
     def mul(self, a: Node, b: Node, shown: str) -> Node:
         if a.poly is not None and b.poly is not None:
@@ -103,7 +117,7 @@ class Build:
         if bc is not None and bc == 0 and e < 0:
             raise self.error("division by zero (0 to a negative power)", tok)
         if trivial:             # 1^k, 0^k, (-1)^k for any integer k, however large
-            node.poly = P.const(1 if bc == 1 or e == 0 else 0 if bc == 0 else (-1) ** (e % 2))
+            node.poly = P.const(1 if bc == 1 or e == 0 else 0 if bc == 0 else -1 if int(e) % 2 else 1)
             return node
         if base.poly is not None and isinstance(e, int) and e >= 0 and terms < 3.5:
             node.poly = P.power(base.poly, e)       # expanded now: at most ~3,000 terms
@@ -122,13 +136,13 @@ class Build:
     def name(self, t: Token) -> Node:
         """A symbol or alias (shown by its symbol's name), or a defined name (shown as written)."""
         table = self.table
-        if t.value in table._by_name:
-            return symbol_node(table._by_name[t.value])
-        definition = table.definition(t.value)
+        if t.word in table._by_name:
+            return symbol_node(table._by_name[t.word])
+        definition = table.definition(t.word)
         mag, deg, terms = bounds_of(definition)
         frac = P.from_sympy(definition)
         poly = frac[0] if frac is not None and frac[1] == P.ONE else None
-        return self.check(Node(poly, definition, t.value, ATOM, mag, max(deg, 1.0), terms,
+        return self.check(Node(poly, definition, t.word, ATOM, mag, max(deg, 1.0), terms,
                                frozenset(x.name for x in definition.free_symbols)), t)
 
     def unknown(self, name: str) -> str:
@@ -152,7 +166,7 @@ class Build:
             msg += " (no symbols are declared here: only numbers)"
         return msg
 
-    def extreme(self, name: str, args: list[Node], tok: Token):
+    def extreme(self, name: str, args: list[Node], tok: Token) -> sympy.Basic:
         """min or max of ``args``: real numbers only (SymPy refuses to compare others). An argument
         that is not real for any value of its symbols (√(n/(-1)) = i·√n) is refused here; one that
         is real for some values only (√(d - 10⁴⁰)) is left for the sample points to tell."""

@@ -26,6 +26,7 @@ evaluation: :func:`sign`, :func:`enclosure`), :mod:`.relations`; this module put
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from functools import lru_cache
 
@@ -35,13 +36,12 @@ from sympy.core.relational import Relational
 from . import poly as P
 from .evaluation import nonzero
 from .relations import equivalent_relations
-from .sampling import cons_symbols, mismatch, plain_point, sample_points
+from .sampling import Constraint, cons_symbols, mismatch, plain_point, sample_points
 from .symbols import SymbolTable
 from .verdict import DIFFERENT, EQUAL, UNDECIDED, Equivalence, bounded
 
 
-
-def _as_sympy(x):
+def _as_sympy(x: object) -> sympy.Basic:
     if isinstance(x, sympy.Basic):
         return x
     if isinstance(x, bool):
@@ -53,7 +53,8 @@ def _as_sympy(x):
     raise TypeError(f"expected a SymPy expression (from grader.expr.parse), got {type(x).__name__}")
 
 
-def equivalent(a, b, table: SymbolTable, *, constraints=(), timeout: float = 2.0) -> Equivalence:
+def equivalent(a: sympy.Basic | int | Fraction, b: sympy.Basic | int | Fraction, table: SymbolTable, *,
+               constraints: Iterable[object] = (), timeout: float = 2.0) -> Equivalence:
     """Whether ``a`` and ``b`` (SymPy expressions or relations, e.g. ``parse(...).expr``) are
     equal for every value of the symbols allowed by their assumptions and ``constraints``
     (a tuple of ``("divides", a, b)`` or SymPy relations like ``n > d``; objects with ``kind``
@@ -65,20 +66,21 @@ def equivalent(a, b, table: SymbolTable, *, constraints=(), timeout: float = 2.0
     return r if r.counterexample is None else Equivalence(r.verdict, r.method, dict(r.counterexample))
 
 
-def _constraint(c):
+def _constraint(c: object) -> Constraint:
     kind = getattr(c, "kind", None)
     if isinstance(kind, str):       # the spec's Constraint(text, kind, args, location)
         args = tuple(getattr(c, "args", ()))
-        return (kind,) + args if kind == "divides" else ("holds", args[0])
+        return ("divides", args[0], args[1]) if kind == "divides" else ("holds", args[0])
     if isinstance(c, tuple) and c and c[0] == "divides":
         return ("divides", _as_sympy(c[1]), _as_sympy(c[2]))
     return ("holds", _as_sympy(c))
 
 
 @lru_cache(maxsize=16384)
-def _equivalent(a, b, table, cons, timeout) -> Equivalence:
+def _equivalent(a: sympy.Basic, b: sympy.Basic, table: SymbolTable, cons: tuple[Constraint, ...],
+                timeout: float) -> Equivalence:
     a, b = table.expand(a), table.expand(b)
-    cons = tuple((c[0],) + tuple(table.expand(x) for x in c[1:]) for c in cons)
+    cons = tuple(_expanded(c, table) for c in cons)
     ra, rb = _is_relation(a), _is_relation(b)
     if ra or rb:
         if ra != rb:
@@ -100,7 +102,13 @@ def _equivalent(a, b, table, cons, timeout) -> Equivalence:
     return _simplify_zero(diff, timeout)
 
 
-def _rational(fa, fb, syms, cons) -> Equivalence:
+def _expanded(c: Constraint, table: SymbolTable) -> Constraint:
+    if c[0] == "divides":
+        return ("divides", table.expand(c[1]), table.expand(c[2]))
+    return ("holds", table.expand(c[1]))
+
+
+def _rational(fa: P.Frac, fb: P.Frac, syms: Sequence[sympy.Symbol], cons: tuple[Constraint, ...]) -> Equivalence:
     """Both sides rational functions with rational coefficients: exact, by cross-multiplying
     (a_num·b_den = b_num·a_den as polynomials); a counterexample from exact evaluation."""
     (na, da), (nb, db) = fa, fb
@@ -110,7 +118,7 @@ def _rational(fa, fb, syms, cons) -> Equivalence:
     for point in sample_points(tuple(syms), cons):
         p = {s: (int(v) if v.is_Integer else Fraction(int(v.p), int(v.q))) for s, v in point}
         xa, ya, xb, yb = (P.evaluate(q, p) for q in (na, da, nb, db))
-        if ya and yb and Fraction(xa) / ya != Fraction(xb) / yb:
+        if xa is not None and xb is not None and ya and yb and Fraction(xa) / ya != Fraction(xb) / yb:
             return Equivalence(DIFFERENT, "rational", plain_point(point))
     # A nonzero rational function cannot vanish on all the points allowed by sign/integer
     # assumptions and "divides" constraints (they are Zariski-dense): different, though no
@@ -120,12 +128,12 @@ def _rational(fa, fb, syms, cons) -> Equivalence:
     return Equivalence(UNDECIDED, "rational functions differ, but not at any sample meeting the constraints")
 
 
-def _is_relation(e) -> bool:
+def _is_relation(e: sympy.Basic) -> bool:
     return isinstance(e, (Relational, sympy.And))
 
 
-def _simplify_zero(diff, timeout) -> Equivalence:
-    def run():
+def _simplify_zero(diff: sympy.Expr, timeout: float) -> Equivalence:
+    def run() -> bool | sympy.Expr:
         simple = sympy.simplify(diff)
         if simple == 0:
             return True

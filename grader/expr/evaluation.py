@@ -4,21 +4,27 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any, Mapping
 
 import sympy
+
+#: an interval of mpmath's interval context (``iv.mpf``: ends ``.a`` and ``.b``); mpmath is untyped
+Interval = Any
+#: a complex number of an mpmath context (``mp.mpc``)
+Complex = Any
 
 STRICT_DIGITS = 1000    # working precision SymPy may use to tell a value from 0 (answers' numbers: 400 digits)
 
 
-def nonzero(v) -> bool:
+def nonzero(v: sympy.Expr) -> bool:
     """Whether the number ``v`` (SymPy, no symbols) is provably not zero: exactly for a rational;
     otherwise by interval arithmetic (:func:`sign`). Anything it cannot bound is no proof: False."""
     if v.is_Rational:
-        return v != 0
+        return bool(v != 0)
     return sign(v) is not None
 
 
-def sign(v) -> int | None:
+def sign(v: sympy.Expr) -> int | None:
     """+1 or -1 when the real number ``v`` (SymPy, no symbols) is provably positive or negative,
     None when that cannot be shown (it may be 0, it is not real, or it holds something the
     intervals do not cover). The proof is interval arithmetic (mpmath's ``iv``, outward rounding)
@@ -37,7 +43,7 @@ def sign(v) -> int | None:
     return None
 
 
-def enclosure(v, digits: int = 40) -> tuple | None:
+def enclosure(v: sympy.Expr, digits: int = 40) -> tuple[Fraction, Fraction] | None:
     """Exact bounds ``(low, high)`` (Fractions) of the real number ``v`` (SymPy, no symbols) from
     interval arithmetic at ``digits`` digits; None where the intervals do not cover it."""
     if v.is_Rational:
@@ -47,7 +53,7 @@ def enclosure(v, digits: int = 40) -> tuple | None:
     if x is None:
         return None
 
-    def exact(end):
+    def exact(end: tuple[int, int, int, int]) -> Fraction:
         sign_, man, exp, _ = end
         f = Fraction(int(man)) * Fraction(2) ** int(exp)
         return -f if sign_ else f
@@ -57,7 +63,7 @@ def enclosure(v, digits: int = 40) -> tuple | None:
         return None
 
 
-def _enclosing(v, digits: int):
+def _enclosing(v: sympy.Expr, digits: int) -> Interval | None:
     """The mpmath interval of ``v`` at ``digits`` digits, or None where interval arithmetic
     cannot enclose it (an operation it lacks, an overflow, too deep an expression)."""
     try:
@@ -67,7 +73,7 @@ def _enclosing(v, digits: int):
 
 
 @lru_cache(maxsize=4)
-def _iv(digits: int):
+def _iv(digits: int) -> Any:
     """A private mpmath interval context at ``digits`` digits (mpmath's shared ``iv`` is left as
     it is)."""
     from mpmath.ctx_iv import MPIntervalContext
@@ -76,7 +82,7 @@ def _iv(digits: int):
     return ctx
 
 
-def _interval(e, iv):
+def _interval(e: sympy.Basic, iv: Any) -> Interval | None:
     """An interval (mpmath ``iv``) holding the value of the SymPy number ``e``, or None for what it
     does not cover: the parser's whitelist (sums, products, powers, sqrt, exp, log, abs, min,
     max, π and e) is."""
@@ -86,8 +92,9 @@ def _interval(e, iv):
         return iv.pi
     if e is sympy.E:
         return iv.e
-    args = [_interval(a, iv) for a in e.args] if not e.is_Atom else []
-    if any(a is None for a in args):
+    parts = [_interval(a, iv) for a in e.args] if not e.is_Atom else []
+    args: list[Interval] = [a for a in parts if a is not None]
+    if len(args) != len(parts):
         return None
     if e.is_Add:
         total = args[0]
@@ -146,11 +153,11 @@ NOT_REAL = _NotReal()
 REAL_TOLERANCE = 1e-12      # an imaginary part above this, relative to the value, is not rounding
 
 
-def not_real(v) -> bool:
+def not_real(v: sympy.Expr | _NotReal) -> bool:
     """Whether the number ``v`` (SymPy, no symbols) is clearly not real: its imaginary part,
     evaluated to 30 digits, exceeds :data:`REAL_TOLERANCE` of its size (the tolerance
     sampling uses to tell two values apart)."""
-    if v is NOT_REAL:
+    if isinstance(v, _NotReal):
         return True
     if v.is_Rational or getattr(v, "free_symbols", None) or not getattr(v, "is_number", False):
         return False
@@ -163,7 +170,7 @@ def not_real(v) -> bool:
     return abs(z.imag) > REAL_TOLERANCE * (1 + abs(z.real))
 
 
-def value_at(e, point: dict):
+def value_at(e: sympy.Basic, point: Mapping[sympy.Symbol, sympy.Expr]) -> sympy.Expr | _NotReal | None:
     """``e`` with the symbols set to ``point``'s values: a SymPy number (exact where SymPy keeps
     it so), :data:`NOT_REAL` where a min or max there has an argument that is clearly not real
     (:func:`not_real`), or None where it cannot be told. A min or max SymPy refuses to build at the
@@ -176,14 +183,14 @@ def value_at(e, point: dict):
         z = _numeric(e, point, _mp(30))
     except (TypeError, ValueError, ArithmeticError, RecursionError, AttributeError):
         return None
-    if z is None or z is NOT_REAL:
+    if z is None or isinstance(z, _NotReal):
         return z
     real, imag = sympy.Float._new(z.real._mpf_, 100), sympy.Float._new(z.imag._mpf_, 100)
     return real if imag == 0 else real + sympy.I * imag
 
 
 @lru_cache(maxsize=2)
-def _mp(digits: int):
+def _mp(digits: int) -> Any:
     """A private mpmath context at ``digits`` digits (mpmath's shared ``mp`` is left as it is)."""
     import mpmath
     ctx = mpmath.MPContext()
@@ -191,7 +198,7 @@ def _mp(digits: int):
     return ctx
 
 
-def _numeric(e, point: dict, mp):
+def _numeric(e: sympy.Basic, point: Mapping[sympy.Symbol, sympy.Expr], mp: Any) -> Complex | _NotReal | None:
     """The complex value (mpmath ``mpc``) of ``e`` at ``point``, the parser's whitelist only (sums,
     products, powers, sqrt, exp, log, abs, min, max, π, e); :data:`NOT_REAL` for a min or max of
     a value that is not real, and wherever such a value is used; None for what it does not cover
@@ -210,10 +217,11 @@ def _numeric(e, point: dict, mp):
         return mp.mpc(0, 1)
     if e.is_Atom:
         return None
-    args = [_numeric(a, point, mp) for a in e.args]
-    if any(a is NOT_REAL for a in args):
+    parts = [_numeric(a, point, mp) for a in e.args]
+    if any(isinstance(a, _NotReal) for a in parts):
         return NOT_REAL
-    if any(a is None for a in args):
+    args: list[Complex] = [a for a in parts if a is not None]
+    if len(args) != len(parts):
         return None
     if e.is_Add:
         return mp.fsum(args)

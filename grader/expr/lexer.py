@@ -12,6 +12,7 @@ import keyword
 import re
 import unicodedata
 from fractions import Fraction
+from collections.abc import Collection
 from typing import NamedTuple
 
 from .limits import ParseLimits, fail
@@ -21,8 +22,22 @@ class Token(NamedTuple):
 
     kind: str
     text: str          # what was written
-    value: object      # NUM: int or Fraction; SUP: int; OP/REL/LP/RP: canonical spelling; NAME: name
+    value: int | Fraction | str | None  # NUM: int or Fraction; SUP: int; OP/REL/LP/RP: canonical spelling; NAME: name; EOF: None
     offset: int        # index of the first character in the text
+
+    @property
+    def word(self) -> str:
+        """The value of a NAME, OP, REL, LP or RP token (its name or canonical spelling)."""
+        if not isinstance(self.value, str):
+            raise TypeError(f"a {self.kind} token has no name")
+        return self.value
+
+    @property
+    def number(self) -> int | Fraction:
+        """The value of a NUM or SUP token."""
+        if isinstance(self.value, str) or self.value is None:
+            raise TypeError(f"a {self.kind} token is not a number")
+        return self.value
 
 
 OPS = {"+": "+", "-": "-", "\u2212": "-", "\u2013": "-",
@@ -46,7 +61,7 @@ NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 NOT_NUMBERS = {"nan", "inf", "infinity", "infty", "oo", "zoo"}
 
 
-def _number(text: str, pos: int, m: re.Match, limits: ParseLimits) -> Token:
+def _number(text: str, pos: int, m: re.Match[str], limits: ParseLimits) -> Token:
     whole = m.group(0)
     if whole.isdigit() and len(whole) <= limits.max_digits:      # the common case: 4, 512
         return Token("NUM", whole, int(whole), pos)
@@ -153,7 +168,7 @@ def _other_base(text: str) -> None:
     raise fail(text, m.start(), f"{m.group(0)} is {name} number: numbers are read in decimal here{hint}")
 
 
-def tokenize(text: str, functions=frozenset(), limits: ParseLimits = ParseLimits()) -> list[Token]:
+def tokenize(text: str, functions: Collection[str] = frozenset(), limits: ParseLimits = ParseLimits()) -> list[Token]:
     """The tokens of ``text`` (ending with an EOF token), or ExprError with the column.
 
     ``functions`` are the names that take arguments: inside their parentheses "," separates
@@ -173,7 +188,7 @@ def tokenize(text: str, functions=frozenset(), limits: ParseLimits = ParseLimits
     return scan(text, functions, limits)
 
 
-def scan(text: str, functions, limits: ParseLimits) -> list[Token]:
+def scan(text: str, functions: Collection[str], limits: ParseLimits) -> list[Token]:
     """Any text, character by character."""
     tokens: list[Token] = []
     calls: list[bool] = []      # for each open bracket: is it a function call's?
@@ -191,11 +206,13 @@ def scan(text: str, functions, limits: ParseLimits) -> list[Token]:
             if not (calls and calls[-1]):
                 m = GROUPED.match(text, pos)
             m = m or NUMBER.match(text, pos)
+            assert m is not None        # NUMBER matches at any digit, or a point before one
             tokens.append(_number(text, pos, m, limits))
             pos = m.end()
             continue
         if ch.isascii() and ch.isalpha():
             m = NAME.match(text, pos)
+            assert m is not None        # NAME matches at any ASCII letter
             name = m.group(0)
             if name in _NOT_MATH:
                 raise fail(text, pos, f"{name!r} is Python, not math: only formulas are read here")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 import sympy
 
@@ -24,34 +25,39 @@ class Parsed:
     the polynomial never pays for SymPy. Immutable (``poly`` is shared: never change it)."""
 
     __slots__ = ("_expr", "read_as", "text", "poly")
+    _expr: sympy.Basic | None
+    read_as: str
+    text: str
+    poly: P.Poly | None
 
-    def __init__(self, expr, read_as: str, text: str, poly: dict | None = None):
+    def __init__(self, expr: sympy.Basic | None, read_as: str, text: str, poly: P.Poly | None = None):
         if expr is None and poly is None:
             raise ValueError("Parsed needs an expression or a polynomial")
         for name, value in (("_expr", expr), ("read_as", read_as), ("text", text), ("poly", poly)):
             object.__setattr__(self, name, value)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Parsed is immutable")
 
     @property
-    def expr(self):
+    def expr(self) -> sympy.Basic:
         if self._expr is None:
+            assert self.poly is not None        # __init__ needs one of them
             object.__setattr__(self, "_expr", P.to_sympy(self.poly))
         return self._expr
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Parsed):
             return NotImplemented
         return (self.text, self.read_as, self.expr) == (other.text, other.read_as, other.expr)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.text, self.read_as))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Parsed(expr={self.expr!r}, read_as={self.read_as!r}, text={self.text!r})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Parsed], tuple[Any, ...]]:
         return (Parsed, (self.expr, self.read_as, self.text, self.poly))
 
 
@@ -70,21 +76,23 @@ class Node:
 
     __slots__ = ("poly", "_sym", "shown", "prec", "mag", "deg", "terms", "vars")
 
-    def __init__(self, poly, sym, shown, prec, mag=0.0, deg=0.0, terms=0.0, vars=frozenset()):
+    def __init__(self, poly: P.Poly | None, sym: sympy.Basic | None, shown: str, prec: int, mag: float = 0.0,
+                 deg: float = 0.0, terms: float = 0.0, vars: frozenset[str] = frozenset()):
         self.poly, self._sym, self.shown, self.prec = poly, sym, shown, prec
         self.mag, self.deg, self.terms, self.vars = mag, deg, terms, vars
 
     @property
-    def expr(self):
+    def expr(self) -> sympy.Basic:
         if self._sym is None:
+            assert self.poly is not None        # a node has its polynomial or its SymPy form
             self._sym = P.to_sympy(self.poly)
         return self._sym
 
-    def constant(self):
+    def constant(self) -> P.Coeff | sympy.Basic | None:
         """Its value when it is a number (int/Fraction, or a SymPy number), else None."""
         if self.poly is not None:
             return P.constant_value(self.poly)
-        return self._sym if self._sym.is_number else None
+        return self.expr if self.expr.is_number else None
 
     def wrap(self, prec: int) -> str:
         return self.shown if self.prec >= prec else f"({self.shown})"
@@ -94,7 +102,7 @@ def decimal_digits(n: int) -> float:
     return abs(n).bit_length() * LOG2
 
 
-def number_mag(x) -> float:
+def number_mag(x: P.Coeff | sympy.Rational) -> float:
     if isinstance(x, Fraction):
         return max(decimal_digits(x.numerator), decimal_digits(x.denominator))
     if isinstance(x, int):
@@ -111,7 +119,7 @@ def comb_log10(deg: float, nvars: int) -> float:
 
 
 @lru_cache(maxsize=1024)
-def bounds_of(expr) -> tuple:
+def bounds_of(expr: sympy.Basic) -> tuple[float, float, float]:
     """Bounds (mag, deg, terms) of an already-built expression (a definition)."""
     if expr.is_Number:
         return (number_mag(expr) if expr.is_Rational else 1.0, 0.0, 0.0)
@@ -127,7 +135,7 @@ def bounds_of(expr) -> tuple:
     return (sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts))
 
 
-def as_number(c):
+def as_number(c: P.Coeff | sympy.Basic) -> sympy.Basic:
     if isinstance(c, Fraction):
         return sympy.Rational(c.numerator, c.denominator)
     if isinstance(c, int):
@@ -137,7 +145,7 @@ def as_number(c):
 
 # Leaves shared by every parse (a Node is never changed once built: each rule makes new ones).
 @lru_cache(maxsize=256)
-def symbol_node(s) -> Node:
+def symbol_node(s: sympy.Symbol) -> Node:
     return Node(P.var(s), s, s.name, ATOM, 0.0, 1.0, 0.0, frozenset((s.name,)))
 
 
@@ -146,7 +154,7 @@ def int_node(c: int) -> Node:
     return Node(P.const(c), None, str(c), ATOM, number_mag(c))
 
 
-def split_names(word: str, table: SymbolTable):
+def split_names(word: str, table: SymbolTable) -> list[str] | None:
     """``word`` as a product of known names, longest first ("nd" -> [n, d]); None if impossible."""
     known = table._by_name.keys() | table._defs.keys()
     if word in known:
@@ -155,11 +163,11 @@ def split_names(word: str, table: SymbolTable):
 
 
 @lru_cache(maxsize=4096)
-def _split_cached(word: str, known: frozenset):
+def _split_cached(word: str, known: frozenset[str]) -> list[str] | None:
     lengths = sorted({len(k) for k in known}, reverse=True)
 
     @lru_cache(maxsize=None)
-    def go(i: int):
+    def go(i: int) -> tuple[str, ...] | None:
         if i == len(word):
             return ()
         for n in lengths:

@@ -38,7 +38,7 @@ import sympy
 
 from . import poly as P
 from .lexer import Token, tokenize
-from .limits import ExprError, ParseLimits, fail
+from .limits import ExprError, ParseLimits, fail, location_of
 from .pretty import RELOPS
 from .symbols import SymbolTable
 from .build import Build
@@ -54,7 +54,7 @@ _RELS = {"<": sympy.StrictLessThan, ">": sympy.StrictGreaterThan, "<=": sympy.Le
 
 
 
-def parse(text, table: SymbolTable, *, relations: bool = False,
+def parse(text: str, table: SymbolTable, *, relations: bool = False,
           limits: ParseLimits = ParseLimits()) -> Parsed:
     """Parse ``text`` into SymPy with the names of ``table``; ExprError (with the column) on
     anything else. ``relations=True`` also accepts ``< > ≤ ≥ <= >= =`` (a chain gives And).
@@ -99,30 +99,31 @@ class _Parser(Build):
     def error(self, message: str, tok: Token | None = None) -> ExprError:
         return fail(self.text, (tok or self.tok).offset, message)
 
-    def enter(self, tok: Token):
+    def enter(self, tok: Token) -> None:
         self.depth += 1
         if self.depth > self.limits.max_depth:
             raise self.error(f"nested too deeply (at most {self.limits.max_depth} levels)", tok)
 
-    def leave(self):
+    def leave(self) -> None:
         self.depth -= 1
 
 
 
     # -- grammar -------------------------------------------------------------------------------
-    def top(self, relations: bool):
+    def top(self, relations: bool) -> tuple[sympy.Basic | None, str, P.Poly | None]:
         if self.tok.kind == "EOF":
             raise self.error("empty expression")
         first = self.sum()
         if self.tok.kind == "REL":
             if not relations:
                 raise self.error(f"a relation ({self.tok.text}) is not expected here: give an expression")
-            parts, left, shown = [], first, first.shown
+            parts: list[sympy.Basic] = []
+            left, shown = first, first.shown
             while self.tok.kind == "REL":
                 op = self.advance()
                 right = self.sum()
-                parts.append(_RELS[op.value](left.expr, right.expr, evaluate=False))
-                shown += f" {RELOPS[op.value]} {right.shown}"
+                parts.append(_RELS[op.word](left.expr, right.expr, evaluate=False))
+                shown += f" {RELOPS[op.word]} {right.shown}"
                 left = right
             result, poly = (parts[0] if len(parts) == 1 else sympy.And(*parts)), None
         else:
@@ -144,7 +145,7 @@ class _Parser(Build):
 
     def sum(self) -> Node:
         node = self.term()
-        while self.tok.kind == "OP" and self.tok.value in "+-":
+        while self.tok.kind == "OP" and self.tok.value in ("+", "-"):
             op = self.advance()
             right = self.term()
             sign = 1 if op.value == "+" else -1
@@ -162,7 +163,7 @@ class _Parser(Build):
 
     def term(self) -> Node:
         node = self.signed()
-        while self.tok.kind == "OP" and self.tok.value in "*/":
+        while self.tok.kind == "OP" and self.tok.value in ("*", "/"):
             op = self.advance()
             right = self.signed()
             if op.value == "/":
@@ -174,7 +175,7 @@ class _Parser(Build):
 
 
     def signed(self) -> Node:
-        if self.tok.kind == "OP" and self.tok.value in "+-":
+        if self.tok.kind == "OP" and self.tok.value in ("+", "-"):
             op = self.advance()
             self.enter(op)
             inner = self.signed()
@@ -206,7 +207,7 @@ class _Parser(Build):
         return base
 
     def exponent(self) -> Node:
-        if self.tok.kind == "OP" and self.tok.value in "+-":
+        if self.tok.kind == "OP" and self.tok.value in ("+", "-"):
             op = self.advance()
             self.enter(op)
             inner = self.exponent()
@@ -220,7 +221,8 @@ class _Parser(Build):
         node = self.primary()
         while self.tok.kind == "SUP":
             sup = self.advance()
-            node = self.pow(node, Node(P.const(sup.value), None, str(sup.value), ATOM, decimal_digits(sup.value)), sup)
+            k = int(sup.number)       # a superscript is an integer
+            node = self.pow(node, Node(P.const(k), None, str(k), ATOM, decimal_digits(k)), sup)
         return node
 
 
@@ -229,7 +231,7 @@ class _Parser(Build):
         t = self.tok
         if t.kind == "NUM":
             self.advance()
-            value = t.value
+            value = t.number
             if isinstance(value, int):
                 return self.check(int_node(value), t)
             c = value.numerator if value.denominator == 1 else value
@@ -241,9 +243,9 @@ class _Parser(Build):
                 return self.name(t)
             if t.value in self.functions:
                 return self.call()
-            parts = split_names(t.value, self.table)
+            parts = split_names(t.word, self.table)
             if parts is None:
-                raise self.error(self.unknown(t.value), t)
+                raise self.error(self.unknown(t.word), t)
             if len(parts) > 1:      # "nd²" is n·d²: one NAME token per known name
                 pieces, at = [], t.offset
                 for part in parts:
@@ -280,15 +282,15 @@ class _Parser(Build):
             raise self.error(f"unexpected {t.text!r}: an expression is missing before it")
         raise self.unexpected()
 
-    def close(self, opener: Token):
-        want = {"(": ")", "[": "]"}[opener.value]
+    def close(self, opener: Token) -> None:
+        want = {"(": ")", "[": "]"}[opener.word]
         t = self.tok
         if t.kind == "RP" and t.value == want:
             self.advance()
             return
         if t.kind == "RP":
             raise self.error(f"{t.text!r} does not match {opener.text!r} at column "
-                             f"{fail(self.text, opener.offset, '').location.column}")
+                             f"{location_of(self.text, opener.offset).column}")
         if t.kind == "EOF":
             raise self.error(f"{opener.text!r} is never closed", opener)
         raise self.unexpected()
@@ -307,4 +309,4 @@ class _Parser(Build):
             args.append(self.sum())
         self.close(lp)
         self.leave()
-        return self.apply(ftok.value, args, ftok)
+        return self.apply(ftok.word, args, ftok)

@@ -12,23 +12,33 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import lru_cache
+from typing import Mapping, TypeAlias
 
 import sympy
 from sympy.core.add import _addsort
 from sympy.core.mul import _mulsort
 
-ONE = {(): 1}
+#: a coefficient: exact, never 0
+Coeff: TypeAlias = "int | Fraction"
+#: a monomial: (Symbol, exponent) pairs sorted by the symbol's name; () for the constant
+Monomial: TypeAlias = "tuple[tuple[sympy.Symbol, int], ...]"
+#: a sparse polynomial {monomial: coefficient}
+Poly: TypeAlias = "dict[Monomial, Coeff]"
+#: a rational function: (numerator, denominator)
+Frac: TypeAlias = "tuple[Poly, Poly]"
+
+ONE: Poly = {(): 1}
 
 
-def const(c) -> dict:
+def const(c: Coeff) -> Poly:
     return {(): c} if c else {}
 
 
-def var(s) -> dict:
+def var(s: sympy.Symbol) -> Poly:
     return {((s, 1),): 1}
 
 
-def _mono_mul(a: tuple, b: tuple) -> tuple:
+def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
     if not a:
         return b
     if not b:
@@ -37,14 +47,14 @@ def _mono_mul(a: tuple, b: tuple) -> tuple:
 
 
 @lru_cache(maxsize=16384)
-def _mono_product(a: tuple, b: tuple) -> tuple:
+def _mono_product(a: Monomial, b: Monomial) -> Monomial:
     out = dict(a)
     for s, e in b:
         out[s] = out.get(s, 0) + e
     return tuple(sorted(out.items(), key=lambda se: se[0].name))
 
 
-def add(p: dict, q: dict, sign: int = 1) -> dict:
+def add(p: Poly, q: Poly, sign: int = 1) -> Poly:
     out = dict(p)
     for m, c in q.items():
         v = out.get(m, 0) + sign * c
@@ -55,8 +65,8 @@ def add(p: dict, q: dict, sign: int = 1) -> dict:
     return out
 
 
-def mul(p: dict, q: dict) -> dict:
-    out: dict = {}
+def mul(p: Poly, q: Poly) -> Poly:
+    out: Poly = {}
     for m1, c1 in p.items():
         for m2, c2 in q.items():
             m = _mono_mul(m1, m2)
@@ -68,11 +78,11 @@ def mul(p: dict, q: dict) -> dict:
     return out
 
 
-def scale(p: dict, c) -> dict:
+def scale(p: Poly, c: Coeff) -> Poly:
     return {m: v * c for m, v in p.items()} if c else {}
 
 
-def power(p: dict, k: int) -> dict:
+def power(p: Poly, k: int) -> Poly:
     out, base = dict(ONE), p
     while k:
         if k & 1:
@@ -83,7 +93,7 @@ def power(p: dict, k: int) -> dict:
     return out
 
 
-def constant_value(p: dict):
+def constant_value(p: Poly) -> Coeff | None:
     """The value of a constant polynomial (int/Fraction), None if it has symbols."""
     if not p:
         return 0
@@ -92,17 +102,17 @@ def constant_value(p: dict):
     return None
 
 
-def degree(p: dict) -> int:
+def degree(p: Poly) -> int:
     return max((sum(e for _, e in m) for m in p), default=0)
 
 
-def _number(c) -> sympy.Rational:
+def _number(c: Coeff) -> sympy.Rational:
     if isinstance(c, Fraction):
         return sympy.Rational(c.numerator, c.denominator) if c.denominator != 1 else sympy.Integer(c.numerator)
     return sympy.Integer(c)
 
 
-def to_sympy(p: dict):
+def to_sympy(p: Poly) -> sympy.Expr:
     """SymPy's canonical expanded form of ``p`` (built from sorted arguments, no flattening)."""
     terms = []
     constant = sympy.S.Zero
@@ -129,7 +139,7 @@ def to_sympy(p: dict):
 
 
 @lru_cache(maxsize=8192)
-def from_sympy(expr, max_terms: int = 5000):
+def from_sympy(expr: sympy.Basic, max_terms: int = 5000) -> Frac | None:
     """(numerator, denominator) polynomials of a rational function with rational coefficients;
     None for anything else (roots, logs, floats, functions) or when it grows past max_terms."""
     try:
@@ -143,13 +153,14 @@ class _NotRational(Exception):
     pass
 
 
-def _frac(e, max_terms):
+def _frac(e: sympy.Basic, max_terms: int) -> Frac:
     if e.is_Symbol:
         return var(e), ONE
     if e.is_Rational:
         return const(Fraction(int(e.p), int(e.q)) if e.q != 1 else int(e.p)), ONE
     if e.is_Add:
-        num, den = {}, ONE
+        num: Poly = {}
+        den = ONE
         for a in e.args:
             n2, d2 = _frac(a, max_terms)
             if d2 == den:
@@ -187,21 +198,21 @@ def _frac(e, max_terms):
     raise _NotRational
 
 
-def _power_terms(p: dict, k: int) -> float:
+def _power_terms(p: Poly, k: int) -> float:
     """An upper bound on the number of terms of p**k (monomials of degree <= deg·k)."""
     nv = len({s for m in p for s, _ in m})
     deg = degree(p) * k
     return min(float(len(p)) ** k, math.comb(deg + nv, nv))
 
 
-def _guard(p, max_terms):
+def _guard(p: Poly, max_terms: int) -> None:
     if len(p) > max_terms:
         raise _NotRational
 
 
-def evaluate(p: dict, point: dict):
+def evaluate(p: Poly, point: Mapping[sympy.Symbol, Coeff]) -> Coeff | None:
     """The exact value of p at {Symbol: int/Fraction}; None if a symbol has no value."""
-    total = 0
+    total: Coeff = 0
     for m, c in p.items():
         v = c
         for s, e in m:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from typing import Any
+
 import sympy
 
 SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -14,13 +16,13 @@ _POW_INT = re.compile(r"\*\*(\d+)|\*\*\((-\d+)\)")
 RELOPS = {"<": "<", ">": ">", "<=": "≤", ">=": "≥", "==": "=", "=": "=", "!=": "≠"}
 
 
-def _expr(expr) -> str:
+def _expr(expr: sympy.Basic) -> str:
     s = sympy.sstr(expr)
     s = _POW_INT.sub(lambda m: (m.group(1) or m.group(2)).translate(SUP), s)
     return s.replace("**", "^").replace("*", "·")
 
 
-def render(expr) -> str:
+def render(expr: sympy.Basic) -> str:
     """The unicode rendering of an expression, relation or chain of relations."""
     if isinstance(expr, sympy.And):
         parts = list(expr.args)
@@ -38,7 +40,7 @@ def render(expr) -> str:
     return _expr(expr)
 
 
-def _chain(parts):
+def _chain(parts: list[Any]) -> list[Any] | None:
     """The relations ordered so each one's rhs is the next one's lhs, or None."""
     rhs_set = {p.rhs for p in parts}
     starts = [p for p in parts if p.lhs not in rhs_set]

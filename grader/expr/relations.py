@@ -4,17 +4,18 @@ their boundaries, where strict and non-strict relations part ways)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 import sympy
 
 from . import poly as P
-from .evaluation import NOT_REAL, not_real, sign, value_at
-from .sampling import SEED, cons_symbols, draw, fits, plain_point, sample_points
+from .evaluation import _NotReal, not_real, sign, value_at
+from .sampling import SEED, Constraint, Point, cons_symbols, draw, fits, plain_point, sample_points
 from .verdict import DIFFERENT, EQUAL, UNDECIDED, Equivalence, within
 
 
-def _oriented(rel):
+def _oriented(rel: sympy.Basic) -> tuple[sympy.Expr, str] | None:
     """(f, kind) with the relation meaning f > 0, f >= 0 or f = 0; None if not one of those."""
     if isinstance(rel, sympy.StrictGreaterThan):
         return rel.lhs - rel.rhs, ">"
@@ -29,7 +30,7 @@ def _oriented(rel):
     return None
 
 
-def _truth(rel, point: dict):
+def _truth(rel: sympy.Basic, point: Mapping[sympy.Symbol, sympy.Rational]) -> bool | None:
     """The truth value of a relation (or And) at a point; None when it cannot be told."""
     if isinstance(rel, sympy.And):
         vals = [_truth(r, point) for r in rel.args]
@@ -43,7 +44,7 @@ def _truth(rel, point: dict):
     v = value_at(f, point)
     if v is None:
         return None
-    if v is NOT_REAL:
+    if isinstance(v, _NotReal):
         return False
     if not v.is_Rational:
         # a side that is not a real number there (√(d - 10⁴⁰) at d = 5, a min of one): the
@@ -57,12 +58,12 @@ def _truth(rel, point: dict):
     return bool(v > 0) if kind == ">" else bool(v >= 0) if kind == ">=" else bool(v == 0)
 
 
-def _not_real_at(e, point: dict) -> bool:
+def _not_real_at(e: sympy.Basic, point: Mapping[sympy.Symbol, sympy.Rational]) -> bool:
     v = value_at(e, point)
     return v is not None and not_real(v)
 
 
-def equivalent_relations(a, b, cons, timeout) -> Equivalence:
+def equivalent_relations(a: sympy.Basic, b: sympy.Basic, cons: tuple[Constraint, ...], timeout: float) -> Equivalence:
     if a == b:
         return Equivalence(EQUAL, "identical")
     syms = sorted(a.free_symbols | b.free_symbols | cons_symbols(cons), key=lambda s: s.name)
@@ -98,14 +99,15 @@ def equivalent_relations(a, b, cons, timeout) -> Equivalence:
     return Equivalence(UNDECIDED, "relations agree at every sample but could not be shown equal")
 
 
-def _rational(rel) -> bool:
+def _rational(rel: sympy.Basic) -> bool:
     """Whether both sides of ``rel`` are rational functions with rational coefficients (real
     wherever they are defined)."""
     o = _oriented(rel)
     return o is not None and P.from_sympy(o[0]) is not None
 
 
-def _sampled(a, b, pa, pb, syms, cons, decided) -> Equivalence | None:
+def _sampled(a: sympy.Basic, b: sympy.Basic, pa: tuple[sympy.Basic, ...], pb: tuple[sympy.Basic, ...],
+             syms: Sequence[sympy.Symbol], cons: tuple[Constraint, ...], decided: Equivalence | None) -> Equivalence | None:
     """DIFFERENT at the first sample point (then boundary point) where the truths of ``a`` and
     ``b`` are both known and differ, with ``decided``'s method when it says how; else None."""
     points = sample_points(tuple(syms), cons)
@@ -121,11 +123,11 @@ def _sampled(a, b, pa, pb, syms, cons, decided) -> Equivalence | None:
     return None
 
 
-def _parts(rel):
+def _parts(rel: sympy.Basic) -> tuple[sympy.Basic, ...]:
     return tuple(rel.args) if isinstance(rel, sympy.And) else (rel,)
 
 
-def _essential(parts) -> tuple:
+def _essential(parts: tuple[sympy.Basic, ...]) -> tuple[sympy.Basic, ...]:
     out = []
     for r in parts:
         o = _oriented(r)
@@ -139,7 +141,7 @@ def _essential(parts) -> tuple:
     return tuple(out)
 
 
-def _constant_ratio(fa, fb):
+def _constant_ratio(fa: sympy.Expr, fb: sympy.Expr) -> Fraction | None:
     """The constant c with fa = c·fb when both are rational functions and one exists, else None."""
     ra, rb = P.from_sympy(fa), P.from_sympy(fb)
     if ra is None or rb is None:
@@ -154,7 +156,7 @@ def _constant_ratio(fa, fb):
     return c if x == P.scale(y, c) else None
 
 
-def _single(a, b, timeout: float = 2.0) -> Equivalence:
+def _single(a: sympy.Basic, b: sympy.Basic, timeout: float = 2.0) -> Equivalence:
     """Two single relations compared by the sign of f₁/f₂ (no counterexample here); SymPy's
     cancel and factor under the time limit (a ratio holding exp(-508) is a polynomial of degree
     508 to them: seconds to factor)."""
@@ -168,7 +170,7 @@ def _single(a, b, timeout: float = 2.0) -> Equivalence:
     if c is not None:
         positive, negative = c > 0, c < 0
     else:
-        def ratio():
+        def ratio() -> tuple[bool, bool]:
             r = sympy.cancel(sympy.together(fa / fb))
             r = sympy.factor(r) if not (r.is_positive or r.is_negative) else r
             return bool(r.is_positive), bool(r.is_negative)
@@ -189,7 +191,8 @@ def _single(a, b, timeout: float = 2.0) -> Equivalence:
     return Equivalence(UNDECIDED, "ratio of unknown sign")
 
 
-def _boundary_points(parts, syms: tuple, cons) -> tuple:
+def _boundary_points(parts: tuple[sympy.Basic, ...], syms: tuple[sympy.Symbol, ...],
+                     cons: tuple[Constraint, ...]) -> tuple[Point, ...]:
     """Points on f = 0 (where strict and non-strict relations part ways), for each relation's
     f whose numerator is linear in one of its symbols: that symbol solved exactly, the others
     drawn; kept when they meet the assumptions and constraints."""
@@ -224,7 +227,7 @@ def _boundary_points(parts, syms: tuple, cons) -> tuple:
     return tuple(out)
 
 
-def _meets(point: dict, cons) -> bool:
+def _meets(point: Mapping[sympy.Symbol, sympy.Rational], cons: tuple[Constraint, ...]) -> bool:
     for c in cons:
         try:
             if c[0] == "divides":

@@ -4,18 +4,29 @@ there (exact where possible), and a point where they provably differ."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import Literal, TypeAlias
 
 import sympy
 
-from .evaluation import NOT_REAL, nonzero, not_real, value_at
+from .evaluation import NOT_REAL, _NotReal, nonzero, not_real, value_at
+
+#: a constraint as equivalence reads it: ("divides", divisor, multiple) or ("holds", relation)
+Constraint: TypeAlias = "tuple[Literal['divides'], sympy.Expr, sympy.Expr] | tuple[Literal['holds'], sympy.Basic]"
+#: a sample point: (Symbol, value) pairs, values exact (sympy.Integer or sympy.Rational)
+Point: TypeAlias = "tuple[tuple[sympy.Symbol, sympy.Rational], ...]"
+#: a counterexample as :class:`~.verdict.Equivalence` gives it: {Symbol: int or sympy.Rational}
+Counterexample: TypeAlias = "dict[sympy.Symbol, int | sympy.Rational]"
+#: a value at a point: a SymPy number, not real, or unknown
+Value: TypeAlias = "sympy.Expr | _NotReal | None"
 
 SEED = 1708
 SAMPLES = 24
 
 
-def cons_symbols(cons) -> set:
-    out = set()
+def cons_symbols(cons: Iterable[Constraint]) -> set[sympy.Symbol]:
+    out: set[sympy.Symbol] = set()
     for c in cons:
         for x in c[1:]:
             out |= getattr(x, "free_symbols", set())
@@ -25,7 +36,7 @@ def cons_symbols(cons) -> set:
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71)
 
 
-def draw(s, rng: random.Random, big: bool):
+def draw(s: sympy.Symbol, rng: random.Random, big: bool) -> sympy.Rational:
     top = 5000 if big else 12
     if s.is_prime:
         return sympy.Integer(rng.choice(_PRIMES))
@@ -49,11 +60,10 @@ def draw(s, rng: random.Random, big: bool):
 
 
 @lru_cache(maxsize=512)
-def sample_points(syms: tuple | list, cons) -> tuple:
+def sample_points(syms: tuple[sympy.Symbol, ...], cons: tuple[Constraint, ...]) -> tuple[Point, ...]:
     """Seeded points {Symbol: value} that satisfy the assumptions and constraints."""
-    syms = tuple(syms)
     rng = random.Random(SEED)
-    out = []
+    out: list[Point] = []
     tries = 0
     while len(out) < SAMPLES and tries < SAMPLES * 20:
         big = tries % 3 == 2
@@ -81,7 +91,7 @@ def sample_points(syms: tuple | list, cons) -> tuple:
     return tuple(out)
 
 
-def fits(s, v) -> bool:
+def fits(s: sympy.Symbol, v: sympy.Rational) -> bool:
     """Whether value v meets symbol s's assumptions (constraints may have moved it)."""
     for name in ("positive", "integer", "nonnegative", "even", "odd"):
         if getattr(s, "is_" + name) and not getattr(v, "is_" + name):
@@ -89,9 +99,9 @@ def fits(s, v) -> bool:
     return True
 
 
-def _value(e, point: dict):
+def _value(e: sympy.Basic, point: dict[sympy.Symbol, sympy.Rational]) -> Value:
     v = value_at(e, point)
-    if v is None or v is NOT_REAL or v.is_Rational:
+    if v is None or isinstance(v, _NotReal) or v.is_Rational:
         return v
     if v.free_symbols or v.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
         return None
@@ -102,17 +112,17 @@ def _value(e, point: dict):
     return n if n.is_number and not n.has(sympy.zoo, sympy.nan) else None
 
 
-def _differs(x, y) -> bool | None:
+def _differs(x: Value, y: Value) -> bool | None:
     """Whether two values differ clearly (exact for rationals; 30-digit relative otherwise). A
     value that is not real (:data:`NOT_REAL`: a min or max of a value that is not real) differs
     from every real one."""
     if x is None or y is None:
         return None
-    if x is NOT_REAL or y is NOT_REAL:
-        other = y if x is NOT_REAL else x
-        return None if other is NOT_REAL else other.is_Rational or not not_real(other)
+    if isinstance(x, _NotReal) or isinstance(y, _NotReal):
+        other = y if isinstance(x, _NotReal) else x
+        return None if isinstance(other, _NotReal) else bool(other.is_Rational) or not not_real(other)
     if x.is_Rational and y.is_Rational:
-        return x != y
+        return bool(x != y)
     try:
         gap = abs(complex(sympy.N(x - y, 30)))
         scale = 1 + abs(complex(sympy.N(x, 30))) + abs(complex(sympy.N(y, 30)))
@@ -121,14 +131,14 @@ def _differs(x, y) -> bool | None:
     return gap > 1e-12 * scale
 
 
-def plain_point(point) -> dict:
+def plain_point(point: Point) -> Counterexample:
     return {s: (int(v) if v.is_Integer else v) for s, v in point}
 
 
 STRICT_POINTS = 4       # points where a - b is evaluated with error bounds when no clear mismatch shows
 
 
-def mismatch(a, b, points):
+def mismatch(a: sympy.Expr, b: sympy.Expr, points: tuple[Point, ...]) -> Counterexample | None:
     """A point where ``a`` and ``b`` provably differ, or None: first a clear mismatch of their
     values (exact, or 30 digits); then ``a - b`` itself at the first points, exactly or with
     SymPy's error-bounded evaluation, so that a difference far below the 30 digits

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from functools import cached_property
+from typing import Any
 
 import sympy
 
@@ -30,7 +32,7 @@ DEFAULT_FUNCTIONS = ("sqrt", "log", "exp", "min", "max", "abs")
 AVAILABLE_FUNCTIONS = DEFAULT_FUNCTIONS + ("ln", "O", "Theta")
 
 
-def _check_name(name, what: str) -> str:
+def _check_name(name: object, what: str) -> str:
     if not isinstance(name, str) or not NAME.match(name) or "__" in name:
         raise ExprError(f"bad {what} name {name!r}: a letter, then letters, digits or '_'")
     return name
@@ -41,14 +43,16 @@ class SymbolTable:
     """Symbols (name -> SymPy Symbol with assumptions), aliases (alias -> symbol name),
     definitions (name -> expression in the symbols, e.g. d_k = d/h) and allowed functions."""
 
-    symbols: tuple            # ((name, Symbol), ...) in declaration order
-    aliases: tuple            # ((alias, name), ...)
-    definitions: tuple        # ((name, expanded SymPy expression), ...)
-    definition_texts: tuple   # ((name, text), ...) as written
-    functions: tuple          # allowed function names
+    symbols: tuple[tuple[str, sympy.Symbol], ...]       # in declaration order
+    aliases: tuple[tuple[str, str], ...]                # ((alias, name), ...)
+    definitions: tuple[tuple[str, sympy.Expr], ...]     # ((name, expanded SymPy expression), ...)
+    definition_texts: tuple[tuple[str, str], ...]       # ((name, text), ...) as written
+    functions: tuple[str, ...]                          # allowed function names
 
     @classmethod
-    def build(cls, symbols=None, aliases=None, definitions=None, functions=None) -> "SymbolTable":
+    def build(cls, symbols: Mapping[str, Mapping[str, object] | None] | None = None,
+              aliases: Mapping[str, str] | None = None, definitions: Mapping[str, object] | None = None,
+              functions: Iterable[str] | None = None) -> "SymbolTable":
         """A table from plain data: ``symbols={name: {assumption: bool}}``,
         ``aliases={alias: name}``, ``definitions={name: "expr text"}`` (parsed with
         :func:`grader.expr.parse`; a definition may use earlier ones), ``functions`` (names from
@@ -57,7 +61,7 @@ class SymbolTable:
         seen: set[str] = set()
         for name, assumptions in (symbols or {}).items():
             _check_name(name, "symbol")
-            clean = {}
+            clean: dict[str, bool] = {}
             for k, v in (assumptions or {}).items():
                 if k not in ASSUMPTIONS or not isinstance(v, bool):
                     raise ExprError(f"symbol {name!r}: unknown assumption {k}: {v!r} (expected one of "
@@ -86,7 +90,8 @@ class SymbolTable:
                 raise ExprError(f"function {f!r} is also a symbol name")
         table = cls(tuple(syms), tuple(als), (), (), funcs)
         from .parser import parse
-        defs, texts = [], []
+        defs: list[tuple[str, sympy.Expr]] = []
+        texts: list[tuple[str, str]] = []
         for name, text in (definitions or {}).items():
             _check_name(name, "definition")
             if name in seen or name in funcs:
@@ -101,47 +106,47 @@ class SymbolTable:
             table = cls(tuple(syms), tuple(als), tuple(defs), tuple(texts), funcs)
         return table
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         # a table keys every parse and comparison cache: its hash is computed once (kept out
         # of pickles, since string hashes differ between processes)
         h = self.__dict__.get("_hash")
         if h is None:
             h = hash((self.symbols, self.aliases, self.definition_texts, self.functions))
             object.__setattr__(self, "_hash", h)
-        return h
+        return int(h)
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     # -- lookups -----------------------------------------------------------------------------
     @cached_property
-    def _by_name(self) -> dict:
+    def _by_name(self) -> dict[str, sympy.Symbol]:
         out = dict(self.symbols)
         out.update({a: out[t] for a, t in self.aliases})
         return out
 
     @cached_property
-    def _defs(self) -> dict:
+    def _defs(self) -> dict[str, sympy.Expr]:
         return dict(self.definitions)
 
     @cached_property
-    def _def_symbols(self) -> dict:
+    def _def_symbols(self) -> dict[str, sympy.Symbol]:
         return {name: sympy.Symbol(name) for name, _ in self.definitions}
 
     @cached_property
-    def _expansion(self) -> dict:
+    def _expansion(self) -> dict[sympy.Symbol, sympy.Expr]:
         return {self._def_symbols[n]: e for n, e in self.definitions}
 
     def symbol(self, name: str) -> sympy.Symbol:
         """The Symbol of a symbol or alias name (KeyError otherwise)."""
         return self._by_name[name]
 
-    def names(self) -> tuple:
+    def names(self) -> tuple[str, ...]:
         """Every name a formula may use for a value: symbols, aliases, definitions."""
         return tuple(n for n, _ in self.symbols) + tuple(a for a, _ in self.aliases) + tuple(
             n for n, _ in self.definitions)
 
-    def definition(self, name: str):
+    def definition(self, name: str) -> sympy.Expr:
         """The expression a defined name stands for (in the symbols), e.g. d_k -> d/h."""
         return self._defs[name]
 
@@ -149,7 +154,7 @@ class SymbolTable:
         """The placeholder Symbol a defined name is shown as (in ``read_as``)."""
         return self._def_symbols[name]
 
-    def expand(self, expr):
+    def expand(self, expr: sympy.Basic) -> sympy.Basic:
         """``expr`` with every defined name replaced by its definition (d_k -> d/h).
         :func:`grader.expr.parse` already returns expanded expressions; this is for SymPy
         objects built elsewhere with placeholder symbols of the same names."""

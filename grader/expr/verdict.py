@@ -5,7 +5,15 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    import sympy
+
+T = TypeVar("T")
 
 EQUAL, DIFFERENT, UNDECIDED = "equal", "different", "undecided"
 
@@ -19,7 +27,7 @@ class Equivalence:
 
     verdict: str
     method: str
-    counterexample: dict | None = None
+    counterexample: dict[sympy.Symbol, int | sympy.Rational] | None = None
 
     @property
     def equal(self) -> bool:
@@ -30,14 +38,14 @@ class _TimeUp(Exception):
     pass
 
 
-def bounded(fn, seconds: float):
+def bounded(fn: Callable[[], T], seconds: float) -> T:
     """``fn()`` under a SIGALRM time limit of ``seconds`` (main thread only); raises TimeoutError
     when it runs out, RuntimeError off the main thread. An outer timer (setitimer) is honoured:
     if it was due first, it is re-armed to fire right after."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         raise RuntimeError("no time limit available off the main thread")
 
-    def fire(signum, frame):
+    def fire(signum: int, frame: FrameType | None) -> None:
         raise _TimeUp()
 
     old_handler = signal.signal(signal.SIGALRM, fire)
@@ -57,7 +65,7 @@ def bounded(fn, seconds: float):
             signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), interval)
 
 
-def within(fn, seconds: float):
+def within(fn: Callable[[], T], seconds: float) -> T:
     """``fn()`` under :func:`bounded`'s time limit where there is one (the main thread), else as it is."""
     try:
         return bounded(fn, seconds)
