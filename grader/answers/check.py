@@ -22,7 +22,7 @@ from .guard import screen
 from .kinds import KINDS
 from .kinds.number import NumberRef
 from .kinds.quantity import QuantityRef
-from .model import AnswerSpec, Outcome, Unreadable
+from .model import AnswerSpec, Outcome, Raw, Unreadable
 from .prepared import prepare
 
 __all__ = ["check_answer", "prepare", "NumberRef", "QuantityRef"]
@@ -34,7 +34,7 @@ _BUGS = (TypeError, ValueError, AttributeError, KeyError, IndexError, LookupErro
          AssertionError, NotImplementedError, UnicodeError, TimeoutError)
 
 
-def check_answer(spec: AnswerSpec, raw) -> Outcome:
+def check_answer(spec: AnswerSpec, raw: Raw) -> Outcome:
     """Grade one answer (text, a number, or a YAML list for a shape) against ``spec``."""
     try:
         kind = KINDS[spec.kind]
@@ -43,7 +43,11 @@ def check_answer(spec: AnswerSpec, raw) -> Outcome:
             return Outcome.invalid(why)
         if isinstance(raw, str) and kind.graded != "person":
             raw = " ".join(raw.split())     # one space between words: no regex sees long runs
-        return _CHECKERS.get(spec.kind, kind.check)(spec, raw)
+        checker = _CHECKERS.get(spec.kind, kind.check)
+        if checker is None:
+            raise TypeError(f"kind {spec.kind!r} has no checker")
+        outcome: Outcome = checker(spec, raw)
+        return outcome
     except Unreadable as e:
         return Outcome.invalid(str(e))
     except SpecError as e:

@@ -22,7 +22,7 @@ def normal_text(text: str) -> str:
     return text.rstrip(".").strip().strip("\"'“”‘’").strip()
 
 
-def read_choice(raw, choices: tuple) -> str:
+def read_choice(raw: object, choices: tuple[tuple[str, str], ...]) -> str:
     """The letter (key) of the chosen option; :class:`Unreadable` when none fits."""
     keys = [k for k, _ in choices]
     if isinstance(raw, bool):

@@ -58,7 +58,8 @@ def verdict(value: Fraction, sig: int | None, half_unit: Fraction | None, refere
     return None
 
 
-def accepted(value, sig, half_unit, reference, tolerance, min_sig, error=None) -> bool:
+def accepted(value: Fraction, sig: int | None, half_unit: Fraction | None, reference: Fraction,
+             tolerance: Tolerance | None, min_sig: int | None, error: Fraction | None = None) -> bool:
     """Whether :func:`verdict` accepts (the same rule, without telling coarse from wrong)."""
     if error is not None:
         return tolerance is not None and tolerance.allows(value, reference, error)
@@ -68,7 +69,7 @@ def accepted(value, sig, half_unit, reference, tolerance, min_sig, error=None) -
         return True
     if min_sig is None or sig is None or sig < min_sig or half_unit is None:
         return False
-    return abs(value - reference) <= half_unit
+    return bool(abs(value - reference) <= half_unit)
 
 
 def ratio(value: Fraction, reference: Fraction) -> Fraction | None:

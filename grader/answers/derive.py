@@ -45,16 +45,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from .numbers import format_value
 from .shapes import format_shape
 from .monomials import linear_combination, poly_of, show, substitute, times_monomial, to_sympy, value_at
-from .parts import decompose, swaps, text_swaps
+from .parts import Formulas, Part, decompose, swaps, text_swaps
+
+if TYPE_CHECKING:
+    import sympy
+
+    from grader.expr import SymbolTable
+
+    from .monomials import Poly
 
 
 # ---------------------------------------------------------------- variants of a formula
 
-def _expr(text: str, table, formulas: tuple):
+def _expr(text: str, table: SymbolTable, formulas: Formulas) -> sympy.Basic:
     for name, expr in formulas:
         if name == text:
             return expr
@@ -63,7 +71,7 @@ def _expr(text: str, table, formulas: tuple):
 
 
 @lru_cache(maxsize=1024)
-def _poly_of_text(text: str, table, formulas: tuple) -> tuple | None:
+def _poly_of_text(text: str, table: SymbolTable, formulas: Formulas) -> Poly | None:
     return poly_of(_expr(text, table, formulas))
 
 
@@ -73,7 +81,7 @@ def _cap(text: str) -> str:
 
 @dataclass(frozen=True)
 class _Change:
-    coefs: tuple                # ((part index, new coefficient), ...)
+    coefs: tuple[tuple[int, int | Fraction], ...]   # ((part index, new coefficient), ...)
     factor: Fraction            # on the whole formula
     message: str                # said alone
     clause: str                 # said with another change ("the biases (4·d) are missing")
@@ -81,8 +89,8 @@ class _Change:
     tag: str
 
 
-def _changes(parts, inside, measures) -> list:
-    out = []
+def _changes(parts: tuple[Part, ...], inside: tuple[bool, ...], measures: str | None) -> list[_Change]:
+    out: list[_Change] = []
     n_in = sum(inside)
     for i, p in enumerate(parts):
         r = p.role
@@ -129,14 +137,15 @@ def _changes(parts, inside, measures) -> list:
     return out
 
 
-def _combinable(a: _Change, b: _Change, four: set) -> bool:
+def _combinable(a: _Change, b: _Change, four: set[int]) -> bool:
     if a.group == b.group:
         return False
     return not ((a.group == "four" and b.group in four) or (b.group == "four" and a.group in four))
 
 
 @lru_cache(maxsize=512)
-def _variants(formula: str, formulas: tuple, table, measures, combine: bool = True) -> tuple:
+def _variants(formula: str, formulas: Formulas, table: SymbolTable, measures: str | None,
+              combine: bool = True) -> tuple[tuple[Poly, str, str], ...]:
     """((poly, message, tag), ...), simplest first; tag: part, added, whole (the whole formula
     changed), swap, factor, two (two changes at once)."""
     ref = _poly_of_text(formula, table, formulas)
@@ -146,17 +155,17 @@ def _variants(formula: str, formulas: tuple, table, measures, combine: bool = Tr
     changes = _changes(parts, inside, measures)
     four = {i for i, p in enumerate(parts) if inside[i] and p.role.fourfold}
 
-    def build(coefs: dict, factor: Fraction) -> tuple:
+    def build(coefs: dict[int, int | Fraction], factor: Fraction) -> Poly:
         return linear_combination(*((factor * coefs.get(i, 1 if inside[i] else 0), p.poly) for i, p in enumerate(parts)))
 
-    out: dict = {}          # poly -> [messages, tag]; insertion order is the order of preference
+    out: dict[Poly, tuple[list[str], str]] = {}     # poly -> (messages, tag); in the order of preference
 
-    def add(poly, message, tag: str, merge: bool = True):
+    def add(poly: Poly, message: str, tag: str, merge: bool = True) -> None:
         if not poly or poly == ref:
             return
         entry = out.get(poly)
         if entry is None:
-            out[poly] = [[message], tag]
+            out[poly] = ([message], tag)
         elif merge and entry[1] != "two" and len(entry[0]) < 2 and message not in entry[0]:
             entry[0].append(message)
 
@@ -202,16 +211,17 @@ def _variants(formula: str, formulas: tuple, table, measures, combine: bool = Tr
 
 # ---------------------------------------------------------------- per kind of answer
 
-def formula_variants(formula: str, formulas: tuple, table, measures: str | None = None) -> tuple:
+def formula_variants(formula: str, formulas: Formulas, table: SymbolTable,
+                     measures: str | None = None) -> tuple[tuple[sympy.Expr, str], ...]:
     """Variants of ``formula`` (a name among ``formulas``, the spec's named formulas as
     ((name, SymPy expr), ...), or text in the table's symbols): ((SymPy expr, message), ...),
     simplest first, each different from the formula and from the others."""
     return tuple((to_sympy(p, table), m) for p, m, _ in _variants(formula, formulas, table, measures))
 
 
-def _values(at: dict, table) -> dict:
+def _values(at: dict[Any, Any], table: SymbolTable) -> dict[str, Fraction]:
     """Sizes by symbol name (aliases resolved), as Fractions."""
-    out = {}
+    out: dict[str, Fraction] = {}
     for k, v in at.items():
         try:
             out[table.symbol(str(k)).name] = Fraction(str(v)) if isinstance(v, float) else Fraction(v)
@@ -220,7 +230,8 @@ def _values(at: dict, table) -> dict:
     return out
 
 
-def number_variants(formula: str, formulas: tuple, table, at: dict, measures: str | None = None) -> tuple:
+def number_variants(formula: str, formulas: Formulas, table: SymbolTable, at: dict[Any, Any],
+                    measures: str | None = None) -> tuple[tuple[Fraction, str], ...]:
     """((exact value, message), ...): the formula's variants at the sizes ``at``. None equals
     the reference; where single changes give one value, the message says both."""
     values = _values(at, table)
@@ -228,20 +239,21 @@ def number_variants(formula: str, formulas: tuple, table, at: dict, measures: st
     if not ref_poly:
         return ()
     ref = value_at(ref_poly, values)
-    out: dict = {}          # value -> [messages, tag]
+    out: dict[Fraction, tuple[list[str], str]] = {}     # value -> (messages, tag)
     for poly, message, tag in _variants(formula, formulas, table, measures):
         v = value_at(poly, values)
         if v is None or v == ref or v == 0:
             continue
         entry = out.get(v)
         if entry is None:
-            out[v] = [[message], tag]
+            out[v] = ([message], tag)
         elif tag != "two" and entry[1] != "two" and len(entry[0]) < 2:
             entry[0].append(message)
     return tuple((v, " Or: ".join(ms)) for v, (ms, _) in out.items())
 
 
-def shape_variants(axes: tuple, formulas: tuple, table, at: dict) -> tuple:
+def shape_variants(axes: tuple[Any, ...], formulas: Formulas, table: SymbolTable,
+                   at: dict[Any, Any]) -> tuple[tuple[tuple[int, ...], str], ...]:
     """((shape, message), ...): one axis at a time with d where d_k belongs (or d_k where d
     belongs) in its formula, at the sizes ``at``."""
     values = _values(at, table)
@@ -252,7 +264,8 @@ def shape_variants(axes: tuple, formulas: tuple, table, at: dict) -> tuple:
         if v is None or v.denominator != 1:
             return ()
         ref.append(int(v))
-    out, seen = [], {tuple(ref)}
+    out: list[tuple[tuple[int, ...], str]] = []
+    seen = {tuple(ref)}
     for i, text in enumerate(axes):
         for swapped, message in text_swaps(str(text), table):
             try:
@@ -276,7 +289,8 @@ def _lower(message: str) -> str:
 
 
 @lru_cache(maxsize=128)
-def relation_variants(lhs: str, op: str, rhs: str, formulas: tuple, table) -> tuple:
+def relation_variants(lhs: str, op: str, rhs: str, formulas: Formulas,
+                      table: SymbolTable) -> tuple[tuple[sympy.Basic, str], ...]:
     """((SymPy relation, message), ...): ``lhs op rhs`` with d_k for d on both sides, or one
     side changed as :func:`formula_variants` changes a formula (one change at a time)."""
     import sympy
@@ -285,9 +299,9 @@ def relation_variants(lhs: str, op: str, rhs: str, formulas: tuple, table) -> tu
     left, right = _poly_of_text(lhs, table, formulas), _poly_of_text(rhs, table, formulas)
     if rel is None or not left or not right:
         return ()
-    out = []
+    out: list[tuple[sympy.Basic, str]] = []
 
-    def add(a, b, message):
+    def add(a: Poly, b: Poly, message: str) -> None:
         out.append((rel(to_sympy(a, table), to_sympy(b, table), evaluate=False), message))
 
     for s in swaps(table):

@@ -5,7 +5,7 @@ the author's feedback for a wrong answer, then a plain statement of what was wro
 """
 from __future__ import annotations
 
-from .model import Mistake, Outcome
+from .model import Mistake, Outcome, Tolerance
 
 NEEDS_PERSON = "recorded: a person will grade this answer"
 UNDECIDED = ("the grader could not decide whether this is equivalent to the expected answer; "
@@ -44,7 +44,7 @@ def sig_figs_note(sig: int) -> str:
     return f"{sig} significant figure{'s' if sig != 1 else ''}"
 
 
-def too_coarse(read_as: str, sig: int, wanted: int | None, tolerance=None) -> str:
+def too_coarse(read_as: str, sig: int, wanted: int | None, tolerance: Tolerance | None = None) -> str:
     """An answer that the reference rounds to, but at fewer figures than the problem asks."""
     if wanted is None and tolerance is not None and not tolerance.exact:
         return f"{read_as} is not within {tolerance} of the expected value."

@@ -27,8 +27,14 @@ from __future__ import annotations
 import math
 import unicodedata
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    import sympy
+
+    from grader.expr import ParseLimits
 
 MAX_CHARS = 2_000           # any answer but free text; no formula of a problem comes near it
 MAX_FREE_TEXT = 10_000
@@ -43,7 +49,7 @@ _BAD_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
 
 
 @lru_cache(maxsize=1)
-def answer_limits():
+def answer_limits() -> ParseLimits:
     """The :class:`grader.expr.ParseLimits` every formula of an answer is read within (numbers
     of at most :data:`MAX_INT_DIGITS` estimated digits, so 1/10^999 and exp(1000) are refused
     where they stand, with the column)."""
@@ -52,7 +58,7 @@ def answer_limits():
                        max_degree=MAX_DEGREE, max_terms=MAX_TERMS)
 
 
-def number_size(value) -> str | None:
+def number_size(value: int | Fraction) -> str | None:
     """Why an exact number (a Fraction or int) is out of the rule's bounds (None: within)."""
     num, den = (value, 1) if isinstance(value, int) else (value.numerator, value.denominator)
     limit = MAX_INT_DIGITS * 3.3219      # bits of 10**MAX_INT_DIGITS
@@ -63,7 +69,7 @@ def number_size(value) -> str | None:
     return None
 
 
-def float_size(approx) -> str | None:
+def float_size(approx: sympy.Float) -> str | None:
     """Why a value that is not rational, given as a SymPy Float, is out of the rule's bounds."""
     if approx == 0:
         return None
@@ -88,13 +94,13 @@ class Screening:
     bools: bool = False
     any_int: bool = False
     max_chars: int = MAX_CHARS
-    items: Callable[[list | tuple], str | None] | None = None
+    items: Callable[[list[Any] | tuple[Any, ...]], str | None] | None = None
 
 
 TEXT = Screening()
 
 
-def screen(raw, kind) -> str | None:
+def screen(raw: Any, kind: str | Screening) -> str | None:
     """Why ``raw`` cannot be an answer of ``kind`` (a kind's name, or its :class:`Screening`;
     None: it may go on to be read)."""
     if isinstance(kind, Screening):

@@ -35,7 +35,7 @@ class Derived:
     message: str
 
 
-def _factors(noun: str, its: str) -> dict:
+def _factors(noun: str, its: str) -> dict[str | None, tuple[Derived, ...]]:
     """The factor variants per measure; ``noun`` is "answer"/"formula", ``its`` "value"/"one"."""
     half, double = f"Your {noun} is half the expected {its}", f"Your {noun} is twice the expected {its}"
     quarter, four = f"Your {noun} is a quarter of the expected {its}", f"Your {noun} is four times the expected {its}"
@@ -118,7 +118,7 @@ def round_sig(x: Fraction, sig: int) -> Fraction:
     return Fraction(round(x * scale)) / scale
 
 
-def shape_mistake(answer: tuple, reference: tuple) -> tuple[str, bool] | None:
+def shape_mistake(answer: tuple[int, ...], reference: tuple[int, ...]) -> tuple[str, bool] | None:
     """What a wrong shape is, compared with the reference: (message, specific), or None.
     ``specific`` is False for a bare description (an axis off, the number of axes), which
     the author's own feedback outranks."""
@@ -149,7 +149,7 @@ def shape_mistake(answer: tuple, reference: tuple) -> tuple[str, bool] | None:
     return f"{shown} has {len(a)} ax{'is' if len(a) == 1 else 'es'}; the expected shape has {len(r)}.", False
 
 
-def _product(shape) -> int:
+def _product(shape: tuple[int, ...]) -> int:
     p = 1
     for n in shape:
         p *= n

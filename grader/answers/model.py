@@ -10,9 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from grader.errors import SpecError
+
+if TYPE_CHECKING:
+    from grader.expr import SymbolTable
+
+#: an answer as given (text, a number, a list from YAML, ...), or a value written like one (a
+#: reference, a mistake): each kind's reader checks what it is, so it is any value here
+Raw: TypeAlias = Any
 
 STATUSES = ("correct", "wrong", "invalid", "undecided", "needs_person")
 # What an answer counts: which common mistakes make sense for it (a factor 2 is multiply-adds
@@ -20,7 +27,7 @@ STATUSES = ("correct", "wrong", "invalid", "undecided", "needs_person")
 MEASURES = ("flops", "bytes", "params", "count", "dim", "shape")
 
 
-def frozen_value(value):
+def frozen_value(value: Raw) -> Raw:
     """Lists (YAML sequences) as tuples, recursively; mappings as sorted tuples of pairs."""
     if isinstance(value, (list, tuple)):
         return tuple(frozen_value(v) for v in value)
@@ -38,7 +45,7 @@ class Tolerance:
     abs: Fraction | None = None
 
     @classmethod
-    def of(cls, raw) -> "Tolerance | None":
+    def of(cls, raw: object) -> "Tolerance | None":
         """Read a tolerance as a problem writes it: None; a number (relative); ``{"rel": x}``,
         ``{"abs": x}``; or text: ``"1e-3"`` (relative), ``"1e-3 rel"``, ``"0.5 abs"``, ``"0.1%"``."""
         if raw is None or isinstance(raw, Tolerance):
@@ -56,6 +63,7 @@ class Tolerance:
             m = re.fullmatch(r"\s*([0-9.eE+\-]+)\s*(%|rel|abs)?\s*", raw)
             if m:
                 value = _nonneg(m.group(1))
+                assert value is not None        # read from text: a number
                 if m.group(2) == "%":
                     return cls(rel=value / 100)
                 if m.group(2) == "abs":
@@ -85,7 +93,7 @@ class Tolerance:
         return " or ".join(parts)
 
 
-def _nonneg(x) -> Fraction | None:
+def _nonneg(x: object) -> Fraction | None:
     if x is None:
         return None
     try:
@@ -105,11 +113,11 @@ class Mistake:
     ``"3*d**2"``, ``[64, 128]``, a choice letter) and compared with the same rules as the
     reference; ``credit`` (0..1) is the partial credit it earns."""
 
-    value: Any
+    value: Raw
     message: str
     credit: float = 0.0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "value", frozen_value(self.value))
         credit = float(self.credit)
         if not 0.0 <= credit <= 1.0:
@@ -141,18 +149,18 @@ class AnswerSpec:
     """
 
     kind: str
-    reference: Any
-    tolerance: Any = None
+    reference: Raw
+    tolerance: Tolerance | None = None                  # as given: read by Tolerance.of
     sig_figs: int | None = None
     unit: str | None = None
-    choices: Any = None
-    mistakes: tuple = ()
+    choices: tuple[tuple[str, str], ...] | None = None  # as given: a mapping or pairs
+    mistakes: tuple[Mistake, ...] = ()                  # as given: Mistake or (value, message[, credit])
     feedback: str | None = None
-    table: Any = field(default=None)
+    table: SymbolTable | None = field(default=None)
     measures: str | None = None
-    derived: tuple = ()
+    derived: tuple[Mistake, ...] = ()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         from .kinds import ANSWER_KINDS     # the registry of kinds (grader.answers.kinds)
         if self.kind not in ANSWER_KINDS:
             raise SpecError(f"unknown answer kind {self.kind!r}; expected one of {', '.join(ANSWER_KINDS)}")
@@ -171,13 +179,13 @@ class AnswerSpec:
         derived = tuple(m if isinstance(m, Mistake) else Mistake(*m) for m in (self.derived or ()))
         object.__setattr__(self, "derived", derived)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         # computed once: the checker looks a spec up (its prepared reference) for every answer,
         # and hashing a few dozen derived mistakes with big Fractions each time would cost more
         # than the check
         cached = self.__dict__.get("_hash")
         if cached is not None:
-            return cached
+            return int(cached)
         try:
             table_key = hash(self.table)
         except TypeError:       # a table that does not hash: identity (per process) is enough
@@ -187,12 +195,12 @@ class AnswerSpec:
         object.__setattr__(self, "_hash", h)
         return h
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_hash", None)    # string hashes differ between processes: recomputed there
         return state
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
 

@@ -2,31 +2,40 @@
 SymPy arithmetic (reading one from SymPy, showing it, evaluating it, back to SymPy)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING, TypeAlias
 
 from grader.values import to_fraction
+
+if TYPE_CHECKING:
+    import sympy
+
+    from grader.expr import SymbolTable
 
 # ---------------------------------------------------------------- sums of monomials
 # A polynomial ("poly") is a tuple of (powers, coefficient), sorted, without zero coefficients;
 # powers is a sorted tuple of (symbol name, nonzero integer exponent). Hashable and canonical:
 # two equal polys are equal tuples.
+Powers: TypeAlias = "tuple[tuple[str, int], ...]"
+Poly: TypeAlias = "tuple[tuple[Powers, Fraction], ...]"
 
 
-def _canon(terms: dict) -> tuple:
+def _canon(terms: Mapping[Powers, Fraction]) -> Poly:
     return tuple(sorted((k, c) for k, c in terms.items() if c))
 
 
-def _mono_mul(a: tuple, b: tuple) -> tuple:
+def _mono_mul(a: Powers, b: Powers) -> Powers:
     out = dict(a)
     for name, e in b:
         out[name] = out.get(name, 0) + e
     return tuple(sorted((n, e) for n, e in out.items() if e))
 
 
-def linear_combination(*scaled) -> tuple:
+def linear_combination(*scaled: tuple[int | Fraction, Poly]) -> Poly:
     """Σ k · poly over ``(k, poly)`` pairs."""
-    out: dict = {}
+    out: dict[Powers, Fraction] = {}
     for k, poly in scaled:
         if not k:
             continue
@@ -35,13 +44,13 @@ def linear_combination(*scaled) -> tuple:
     return _canon(out)
 
 
-def times_monomial(poly: tuple, powers: tuple) -> tuple:
+def times_monomial(poly: Poly, powers: Powers) -> Poly:
     return _canon({_mono_mul(p, powers): c for p, c in poly})
 
 
-def substitute(poly: tuple, name: str, by: tuple) -> tuple:
+def substitute(poly: Poly, name: str, by: Powers) -> Poly:
     """``poly`` with the symbol ``name`` replaced by the monomial ``by`` (d -> d·h⁻¹)."""
-    out: dict = {}
+    out: dict[Powers, Fraction] = {}
     for powers, c in poly:
         rest = tuple(p for p in powers if p[0] != name)
         e = dict(powers).get(name, 0)
@@ -51,17 +60,17 @@ def substitute(poly: tuple, name: str, by: tuple) -> tuple:
 
 
 @lru_cache(maxsize=4096)
-def poly_of(expr) -> tuple | None:
+def poly_of(expr: sympy.Basic) -> Poly | None:
     """A SymPy expression as a poly, or None when it is not a sum of monomials with rational
     coefficients and integer powers of symbols."""
     import sympy
     expr = sympy.expand(expr)
-    out: dict = {}
+    out: dict[Powers, Fraction] = {}
     for term in sympy.Add.make_args(expr):
         coef, rest = term.as_coeff_Mul()
         if not coef.is_Rational:
             return None
-        powers: dict = {}
+        powers: dict[str, int] = {}
         for f in sympy.Mul.make_args(rest):
             if f == 1:
                 continue
@@ -74,7 +83,7 @@ def poly_of(expr) -> tuple | None:
     return _canon(out)
 
 
-def to_sympy(poly: tuple, table):
+def to_sympy(poly: Poly, table: SymbolTable) -> sympy.Expr:
     """The poly as a SymPy expression in the table's symbols."""
     import sympy
     total = sympy.Integer(0)
@@ -89,7 +98,7 @@ def to_sympy(poly: tuple, table):
 _SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
-def show(poly: tuple) -> str:
+def show(poly: Poly) -> str:
     """``4·d² + 4·d``, ``8·d²·n/h²``: as the answers' ``read_as`` writes formulas."""
     if not poly:
         return "0"
@@ -107,7 +116,7 @@ def show(poly: tuple) -> str:
     return (first[2:] if first.startswith("+") else "-" + first[2:]) + "".join(" " + t for t in out[1:])
 
 
-def value_at(poly: tuple, values: dict) -> Fraction | None:
+def value_at(poly: Poly, values: Mapping[str, Fraction]) -> Fraction | None:
     """The poly at ``values`` (symbol name -> Fraction), exactly; None if a symbol has no value."""
     total = Fraction(0)
     for powers, coef in poly:

@@ -32,11 +32,17 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from .guard import MAX_EXPONENT, MAX_INT_DIGITS, answer_limits, float_size, number_size, shorten
 from .model import Unreadable
 
 from grader.units.quantities import COUNT_NOUNS, DASHES, TextError, read_literal, strip_approx
+
+if TYPE_CHECKING:
+    import sympy
+
+    from grader.expr import SymbolTable
 
 _PLAIN_INT = re.compile(r"[+-]?[0-9]{1,400}")
 _RATIO = re.compile(r"([+-]?[0-9]+)\s*/\s*([0-9]+)")
@@ -73,7 +79,7 @@ class NumberReading:
         """How far :attr:`value` may be from the number (None: it is the number)."""
         if self.expr is None:
             return None
-        return abs(self.value) / 10**APPROX_DIGITS + Fraction(1, 10**(MAX_INT_DIGITS + APPROX_DIGITS))
+        return Fraction(abs(self.value), 10**APPROX_DIGITS) + Fraction(1, 10**(MAX_INT_DIGITS + APPROX_DIGITS))
 
 
 APPROX_DIGITS = 25          # a value that is not rational is known to 30 digits; 25 are counted on
@@ -81,7 +87,7 @@ APPROX_DIGITS = 25          # a value that is not rational is known to 30 digits
 Reading = NumberReading     # the old name (grader.api.Reading is validate_answer's result)
 
 
-def read_number(raw, *, nouns: bool = True) -> NumberReading:
+def read_number(raw: object, *, nouns: bool = True) -> NumberReading:
     """Read an int, float or text as a number; :class:`Unreadable` says why not."""
     if isinstance(raw, bool):
         raise Unreadable("true/false is not a number")
@@ -184,12 +190,12 @@ def _is_unit(word: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def no_symbols():
+def no_symbols() -> SymbolTable:
     from grader.expr import SymbolTable
     return SymbolTable.build(symbols={})
 
 
-def exact_number(expr) -> Fraction | None:
+def exact_number(expr: sympy.Basic) -> Fraction | None:
     """A SymPy rational number as a Fraction; None for anything else (see :func:`approximate`)."""
     if getattr(expr, "free_symbols", None):
         return None
@@ -198,7 +204,7 @@ def exact_number(expr) -> Fraction | None:
     return None
 
 
-def approximate(expr) -> Fraction | None:
+def approximate(expr: sympy.Basic) -> Fraction | None:
     """A finite real SymPy number that is not rational, to 30 significant digits (SymPy's
     error-bounded evalf, strict: digits it cannot guarantee are not given), as a Fraction; None
     for anything that is not a finite real number. Unreadable when it lies outside the answer

@@ -5,8 +5,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, TypeAlias
 
-from .monomials import poly_of, show
+from .monomials import Poly, Powers, poly_of, show
+
+if TYPE_CHECKING:
+    from fractions import Fraction
+
+    import sympy
+
+    from grader.expr import SymbolTable
+
+#: the spec's named formulas: ((name, SymPy expression), ...)
+Formulas: TypeAlias = "tuple[tuple[str, sympy.Expr], ...]"
 
 # ---------------------------------------------------------------- the spec's named parts
 
@@ -33,7 +44,7 @@ ROLES = {
 
 @dataclass(frozen=True)
 class Part:
-    poly: tuple
+    poly: Poly
     role: Role
     named: bool                 # a spec formula's part, or an unnamed term
 
@@ -42,18 +53,18 @@ class Part:
         return f"{self.role.desc} ({show(self.poly)})" if self.named else f"the term {show(self.poly)}"
 
 
-def _unnamed(term) -> Part:
+def _unnamed(term: tuple[Powers, Fraction]) -> Part:
     return Part((term,), Role(f"the term {show((term,))}"), False)
 
 
 @lru_cache(maxsize=64)
-def _polys(formulas: tuple) -> tuple:
+def _polys(formulas: Formulas) -> tuple[tuple[str, Poly | None], ...]:
     """The spec's formulas as ((name, poly or None), ...)."""
     return tuple((name, poly_of(expr)) for name, expr in formulas)
 
 
 @lru_cache(maxsize=256)
-def _parts_of(name: str, formulas: tuple) -> tuple | None:
+def _parts_of(name: str, formulas: Formulas) -> tuple[Part, ...] | None:
     """The parts of formula ``name`` (``name_<part>`` formulas that are some of its terms; known
     roles first, disjoint), its other terms unnamed; None when it is not a sum."""
     polys = dict(_polys(formulas))
@@ -68,7 +79,7 @@ def _parts_of(name: str, formulas: tuple) -> tuple | None:
         suffix = other[len(name) + 1:]
         if len(poly) < len(whole) and set(poly) <= terms:
             candidates.append((suffix not in ROLES, suffix, poly))
-    taken: set = set()
+    taken: set[tuple[Powers, Fraction]] = set()
     parts = []
     for _, suffix, poly in sorted(candidates, key=lambda c: c[0]):
         if taken & set(poly):
@@ -79,7 +90,7 @@ def _parts_of(name: str, formulas: tuple) -> tuple | None:
     return tuple(parts)
 
 
-def decompose(poly: tuple, formulas: tuple) -> tuple[tuple, tuple]:
+def decompose(poly: Poly, formulas: Formulas) -> tuple[tuple[Part, ...], tuple[bool, ...]]:
     """(parts, inside): ``poly`` as parts of the first spec formula whose parts it is made of
     (``inside[i]``: whether it has part i), or as its own terms, unnamed."""
     terms = set(poly)
@@ -100,27 +111,27 @@ class Swap:
     """A definition ``name = base/divisor`` (d_k = d/h), the other names defined the same way
     (d_v) and the names of its base (d, d_model)."""
 
-    names: tuple                # ("d_k", "d_v")
-    texts: tuple                # ("d/h", "d/h")
+    names: tuple[str, ...]      # ("d_k", "d_v")
+    texts: tuple[str, ...]      # ("d/h", "d/h")
     base: str                   # "d"
     divisor: str                # "h"
-    base_names: tuple           # ("d", "d_model")
+    base_names: tuple[str, ...]  # ("d", "d_model")
 
     @property
     def base_shown(self) -> str:
         extra = self.base_names[1:]
         return f"{self.base} ({', '.join(extra)})" if extra else self.base
 
-    def def_shown(self, names=None) -> str:
+    def def_shown(self, names: list[str] | None = None) -> str:
         texts = dict(zip(self.names, self.texts))
         return " and ".join(f"{n} = {texts[n]}" for n in (names or self.names[:1]))
 
 
 @lru_cache(maxsize=64)
-def swaps(table) -> tuple:
+def swaps(table: SymbolTable) -> tuple[Swap, ...]:
     """The table's definitions of the form ``symbol / symbol``, grouped by what they stand for."""
     import sympy
-    groups: dict = {}
+    groups: dict[tuple[str, str], list[str]] = {}
     texts = dict(table.definition_texts)
     for name, expr in table.definitions:
         num, den = sympy.fraction(expr)
@@ -131,11 +142,11 @@ def swaps(table) -> tuple:
                  for (b, t), names in groups.items())
 
 
-def _token(name: str):
+def _token(name: str) -> re.Pattern[str]:
     return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])")
 
 
-def text_swaps(text: str, table) -> list:
+def text_swaps(text: str, table: SymbolTable) -> list[tuple[str, str]]:
     """A formula written as text, with a definition's names replaced by its base (d where d_k
     belongs) and its base by the definition (d_k where d belongs): [(text, message), ...]."""
     out = []

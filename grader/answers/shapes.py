@@ -17,7 +17,7 @@ _OPEN_CLOSE = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}
 _SEPARATORS = re.compile(r"\s*(?:,|×|✕|⨯|\*|·|⋅|\bx\b|(?<=[0-9])x(?=\s*[0-9])|\bX\b|(?<=[0-9])X(?=\s*[0-9])|\bby\b)\s*")
 
 
-def read_shape(raw) -> tuple:
+def read_shape(raw: object) -> tuple[int, ...]:
     """A shape as a tuple of ints; :class:`Unreadable` says why not."""
     if isinstance(raw, bool):
         raise Unreadable("true/false is not a shape")
@@ -45,7 +45,7 @@ def read_shape(raw) -> tuple:
     return tuple(_axis(p) for p in parts)
 
 
-def _axis(x) -> int:
+def _axis(x: object) -> int:
     if isinstance(x, bool):
         raise Unreadable("true/false is not an axis length")
     if isinstance(x, int):
@@ -70,7 +70,7 @@ def _axis_int(n: int) -> int:
     return n
 
 
-def format_shape(shape: tuple) -> str:
+def format_shape(shape: tuple[int, ...]) -> str:
     """(128, 64); a one-axis shape as (128,)."""
     if len(shape) == 1:
         return f"({shape[0]},)"

@@ -10,21 +10,37 @@ it also says when an answer is the relation reversed, or strict against non-stri
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .guard import answer_limits, shorten
-from .model import Unreadable
+from .model import Raw, Unreadable
+
+if TYPE_CHECKING:
+    import sympy
+
+    from grader.expr import Parsed, SymbolTable
+    from grader.expr.poly import Poly
+
+#: exact values of an expression at the diagonal points (:func:`fingerprint`)
+Fingerprint: TypeAlias = "tuple[int | Fraction, ...]"
+#: whether a relation holds at each of a set of points (None: cannot be told, or on its boundary)
+Truths: TypeAlias = "tuple[bool | None, ...]"
+#: a polynomial with integer coefficients over the table's columns: ((coefficient, ((column, exponent), ...)), ...)
+IntPoly: TypeAlias = "tuple[tuple[int, tuple[tuple[int, int], ...]], ...]"
 
 EQUAL, DIFFERENT, UNDECIDED = "equal", "different", "undecided"
 
 
-def read_expression(text, table, *, relations: bool = False):
+def read_expression(text: Raw, table: SymbolTable, *, relations: bool = False) -> tuple[sympy.Basic, str]:
     """``(sympy expr, read_as)`` of an answer; :class:`Unreadable` with the parser's message."""
     parsed = read_formula(text, table, relations=relations)
     return parsed.expr, parsed.read_as
 
 
-def read_formula(text, table, *, relations: bool = False):
+def read_formula(text: Raw, table: SymbolTable, *, relations: bool = False) -> Parsed:
     """The :class:`grader.expr.Parsed` of an answer (its ``poly`` set when it is a polynomial:
     :func:`polynomial_fingerprint` and :func:`compare_polynomials` then need no SymPy);
     :class:`Unreadable` with the parser's message."""
@@ -38,7 +54,7 @@ def read_formula(text, table, *, relations: bool = False):
     try:
         return parse(text, table, relations=relations, limits=answer_limits())
     except ExprError as e:
-        where = f" (column {e.location.column})" if getattr(e, "location", None) and e.location.column else ""
+        where = f" (column {e.location.column})" if e.location is not None and e.location.column else ""
         raise Unreadable(f"cannot read {shorten(text, 40)!r}: {e.message}{where}") from None
     except (RecursionError, MemoryError, OverflowError):
         raise Unreadable("too complex to read") from None
@@ -49,7 +65,7 @@ _INTERVAL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:∈|\bin\b)\s*([(\[\]])(.
 _INFINITY = {"∞", "inf", "+∞", "+inf", "infinity", "oo"}
 
 
-def read_relation(text, table):
+def read_relation(text: Raw, table: SymbolTable) -> tuple[sympy.Basic, str]:
     """``(sympy relational, read_as)``: an inequality (``n > 2d``), a set-builder set
     (``{n : n > 2d}``) or a half-line (``n ∈ (2d, ∞)``, ``n in [2d, inf)``, ``n ∈ (−∞, 2d)``)."""
     if isinstance(text, str) and len(text) <= 200:     # set forms are short; the parser bounds the rest
@@ -62,7 +78,7 @@ def read_relation(text, table):
     return read_expression(text, table, relations=True)
 
 
-def _half_line(m: re.Match, table):
+def _half_line(m: re.Match[str], table: SymbolTable) -> tuple[sympy.Basic, str]:
     import sympy
     var, _ = read_expression(m.group(1), table)
     lo, hi = m.group(3).strip(), m.group(4).strip()
@@ -83,7 +99,7 @@ DIAGONAL = (7,)
 
 
 @lru_cache(maxsize=8192)
-def fingerprint(expr, table) -> tuple | None:
+def fingerprint(expr: sympy.Basic, table: SymbolTable) -> Fingerprint | None:
     """The exact value of ``expr`` with every symbol set to 7 (definitions expanded), as int or
     Fraction, or None when that says nothing (a symbol whose assumptions such a value breaks, a
     value that is not rational). Two different fingerprints prove two expressions different
@@ -109,14 +125,14 @@ def fingerprint(expr, table) -> tuple | None:
 
 
 @lru_cache(maxsize=256)
-def _takes_diagonal(sym) -> bool:
+def _takes_diagonal(sym: sympy.Symbol) -> bool:
     """Whether every value of :data:`DIAGONAL` meets ``sym``'s assumptions."""
     import sympy
     return all(getattr(sympy.Integer(v), "is_" + key) is holds
                for v in DIAGONAL for key, holds in sym.assumptions0.items())
 
 
-def polynomial(expr, table) -> dict | None:
+def polynomial(expr: sympy.Basic, table: SymbolTable) -> Poly | None:
     """``expr`` (definitions expanded) as a sparse polynomial of :mod:`grader.expr.poly`, or None
     when it is not a polynomial with rational coefficients."""
     from grader.expr import poly as P
@@ -124,7 +140,7 @@ def polynomial(expr, table) -> dict | None:
     return frac[0] if frac is not None and frac[1] == P.ONE else None
 
 
-def polynomial_fingerprint(poly: dict) -> tuple | None:
+def polynomial_fingerprint(poly: Poly) -> Fingerprint | None:
     """:func:`fingerprint` of a polynomial, evaluated exactly without SymPy (the same values):
     with every symbol at v, a monomial is v to its total degree."""
     from fractions import Fraction
@@ -139,24 +155,24 @@ def polynomial_fingerprint(poly: dict) -> tuple | None:
     return tuple(out)
 
 
-def _exact(x):
+def _exact(x: Fraction) -> int | Fraction:
     """An int when ``x`` is whole (fingerprints compare at C speed), else the Fraction."""
     return x.numerator if x.denominator == 1 else x
 
 
-def compare_polynomials(a: dict, b: dict) -> str:
+def compare_polynomials(a: Poly, b: Poly) -> str:
     """equal or different, exactly: two polynomials with rational coefficients are equal for
     all values of their symbols (positive integers, or any infinite set of values each) only
     when they are the same polynomial, which is what :func:`grader.expr.equivalent` decides too."""
     return EQUAL if a == b else DIFFERENT
 
 
-def may_equal(a: tuple | None, b: tuple | None) -> bool:
+def may_equal(a: Fingerprint | None, b: Fingerprint | None) -> bool:
     """False only when the fingerprints prove the two expressions different."""
     return a is None or b is None or a == b
 
 
-def compare_expressions(answer, reference, table) -> str:
+def compare_expressions(answer: sympy.Basic, reference: sympy.Basic, table: SymbolTable) -> str:
     """equal, different or undecided (from :func:`grader.expr.equivalent`)."""
     from grader.expr import equivalent
     return equivalent(answer, reference, table).verdict
@@ -167,7 +183,7 @@ _POINTS = tuple(tuple(2 ** ((7 * i + 3 * j) % 13) for j in range(12)) for i in r
 # of 2): they tell apart relations the points above do not (n > 4d and n > 5d, n > 2hd and
 # n > 25d), but they ignore the constraints ("h divides d"), so they only serve
 # :func:`spread_truths`.
-def _spread(n: int = 96, columns: int = 12, seed: int = 17) -> tuple:
+def _spread(n: int = 96, columns: int = 12, seed: int = 17) -> tuple[tuple[int, ...], ...]:
     """``n`` points of ``columns`` integers from 1 to 1000, log-uniform and independent, drawn by
     a seeded :class:`random.Random` (the same on every run)."""
     import random
@@ -179,7 +195,7 @@ SPREAD = _spread()
 
 
 @lru_cache(maxsize=8192)
-def truths(rel, table, points=_POINTS) -> tuple | None:
+def truths(rel: sympy.Basic, table: SymbolTable, points: tuple[tuple[int, ...], ...] = _POINTS) -> Truths | None:
     """Whether ``rel`` holds at twelve fixed points (the table's symbols, in its order, take powers
     of 2 from 1 to 4096, so that "h divides d" often holds), None where it cannot be told or the
     point is on its boundary; None in all when a symbol's assumptions rule such values out.
@@ -209,7 +225,7 @@ def truths(rel, table, points=_POINTS) -> tuple | None:
 
 
 @lru_cache(maxsize=8192)
-def spread_truths(rel, table) -> tuple | None:
+def spread_truths(rel: sympy.Basic, table: SymbolTable) -> Truths | None:
     """Whether the inequality ``rel`` holds at 96 points of positive integers with widely varied
     ratios between the symbols (constraints ignored, as :func:`compare_relations` ignores them);
     None at a point on its boundary (the sides equal: there > and ≥ part ways), and None in all
@@ -220,7 +236,7 @@ def spread_truths(rel, table) -> tuple | None:
     return _signs(rel, table, SPREAD)
 
 
-def _signs(rel, table, points) -> tuple | None:
+def _signs(rel: sympy.Basic, table: SymbolTable, points: tuple[tuple[int, ...], ...]) -> Truths | None:
     """The truths of one inequality at ``points`` (rows of positive integers, a column per symbol
     of the table) from the sign of its sides' difference, exactly and without SymPy per point."""
     frac = _integer_difference(rel, table)
@@ -234,7 +250,7 @@ def _signs(rel, table, points) -> tuple | None:
     return tuple(out)
 
 
-def _value_at(poly: tuple, row: tuple) -> int:
+def _value_at(poly: IntPoly, row: tuple[int, ...]) -> int:
     v = 0
     for coef, powers in poly:
         for j, e in powers:
@@ -249,7 +265,7 @@ MAX_TERMS = 200
 
 
 @lru_cache(maxsize=8192)
-def _integer_difference(rel, table) -> tuple | None:
+def _integer_difference(rel: sympy.Basic, table: SymbolTable) -> tuple[IntPoly, IntPoly] | None:
     """For an inequality ``a > b`` (``≥``, ``<``, ``≤``: oriented so that it reads ``g > 0``),
     g = p/q as two polynomials with integer coefficients (each multiplied by the positive lcm of
     its coefficients' denominators: the sign of p·q is g's), ``((coefficient, ((column,
@@ -272,16 +288,17 @@ def _integer_difference(rel, table) -> tuple | None:
     if frac is None:
         return None
     column = {name: j for j, (name, _) in enumerate(table.symbols)}
-    out = []
+    out: list[IntPoly] = []
     for poly in frac:
         if any(s.name not in column for m in poly for s, _ in m):
             return None
         lcm = math.lcm(*(getattr(c, "denominator", 1) for c in poly.values())) if poly else 1
         out.append(tuple((int(c * lcm), tuple((column[s.name], k) for s, k in m)) for m, c in poly.items()))
-    return tuple(out)
+    return out[0], out[1]
 
 
-def disagreement(mine, ref, probes_mine: tuple, probes_ref: tuple, table) -> str | None:
+def disagreement(mine: sympy.Basic, ref: sympy.Basic, probes_mine: tuple[Truths | None, Truths | None],
+                 probes_ref: tuple[Truths | None, Truths | None], table: SymbolTable) -> str | None:
     """Where ``mine`` is wrong, as the feedback says it: "at d = 316, n = 1000 it holds, but should
     not", from the first sample point where the probes ((truths, spread truths) of each) differ,
     both known; None when they never do."""
@@ -300,21 +317,21 @@ def disagreement(mine, ref, probes_mine: tuple, probes_ref: tuple, table) -> str
     return None
 
 
-def differ_somewhere(a: tuple | None, b: tuple | None) -> bool:
+def differ_somewhere(a: Truths | None, b: Truths | None) -> bool:
     """True when the truths (from the same function) prove two relations not equivalent: at some
     point both are known and differ."""
     return a is not None and b is not None and any(x is not None and y is not None and x != y for x, y in zip(a, b))
 
 
-_COMPARE = {">": lambda a, b: a > b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {">": lambda a, b: a > b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
 
 
-def _holds(rel, point) -> bool | None:
+def _holds(rel: sympy.Basic, point: Mapping[sympy.Symbol, sympy.Integer]) -> bool | None:
     """Whether ``rel`` holds at ``point``: one inequality by its two sides' exact values (cheap;
     None on its boundary, where the sides are equal), anything else through SymPy; None where
     that cannot be told."""
     import sympy
-    compare = _COMPARE.get(getattr(rel, "rel_op", None))
+    compare = _COMPARE.get(str(getattr(rel, "rel_op", "")))
     if compare is not None:
         lhs, rhs = rel.lhs.xreplace(point), rel.rhs.xreplace(point)
         if lhs.is_Rational and rhs.is_Rational:
@@ -323,7 +340,7 @@ def _holds(rel, point) -> bool | None:
     return bool(t) if isinstance(t, sympy.logic.boolalg.BooleanAtom) else None
 
 
-def truths_differ(a: tuple | None, b: tuple | None) -> bool:
+def truths_differ(a: Truths | None, b: Truths | None) -> bool:
     """True when the truths prove two relations different, and they are not simply each
     other's reverse (for that, :func:`compare_relations` says "reversed")."""
     if a is None or b is None:
@@ -334,7 +351,7 @@ def truths_differ(a: tuple | None, b: tuple | None) -> bool:
     return not all(x != y for x, y in known)
 
 
-def check_relation(rel):
+def check_relation(rel: sympy.Basic) -> sympy.Basic:
     """``rel`` itself when it is an inequality (or several joined by "and"); else Unreadable."""
     import sympy
     parts = rel.args if isinstance(rel, sympy.And) else (rel,)
@@ -343,7 +360,7 @@ def check_relation(rel):
     return rel
 
 
-def compare_relations(answer, reference, table) -> tuple[str, str]:
+def compare_relations(answer: sympy.Basic, reference: sympy.Basic, table: SymbolTable) -> tuple[str, str]:
     """(verdict, method) from :func:`grader.expr.equivalent`; the method says "reversed" or
     "strictness" when the two relations differ in that way."""
     from grader.expr import equivalent

@@ -77,7 +77,7 @@ class QuantityReading:
         return None if e is None or self.factor is None else e * self.factor
 
 
-def read_quantity(raw, ref_unit: str) -> QuantityReading:
+def read_quantity(raw: object, ref_unit: str) -> QuantityReading:
     """Read ``raw`` as a quantity to compare with one in ``ref_unit`` (a pint unit name)."""
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
         number = read_number(raw)

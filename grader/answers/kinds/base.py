@@ -6,16 +6,22 @@ graded by its checker, its reference verified by evaluating the ``derive`` formu
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader.errors import SpecError
 
 from ..guard import TEXT
 
+if TYPE_CHECKING:
+    from grader.expr import SymbolTable
+
+    from ..model import AnswerSpec
+
 GRADED = "check"
 SCREENING = TEXT
-FIELDS: dict = {}
+FIELDS: dict[str, Callable[[BankSite], Any]] = {}
 DERIVE_KEYS = frozenset({"formula", "at"})
 MEASURE_POINTS = False
 REFERENCE = True
@@ -53,7 +59,7 @@ def read_derive(raw: Any, site: BankSite) -> tuple[Any, str | None] | None:
     return formula, None
 
 
-def derived(problem: Any, spec: Any, values: dict) -> Any:
+def derived(problem: Any, spec: Any, values: dict[str, Any]) -> Any:
     """What the spec gives for ``problem.derive`` at ``values`` (``spec``: the verifier's view of
     the spec subject, with ``evaluate(formula, values)`` and ``symbolic(formula)``); the
     formula itself, symbolically, when there are no values."""
@@ -73,7 +79,7 @@ def describe(value: Any) -> str:
 
 # ---------------------------------------------------------------- shared by the kinds' checkers
 
-def distinct(variants: list, ref: Any) -> tuple:
+def distinct(variants: list[tuple[Any, str]], ref: Any) -> tuple[tuple[Any, str], ...]:
     """The variants without the reference and without repeats (the first message wins)."""
     seen, out = {ref}, []
     for value, message in variants:
@@ -83,7 +89,7 @@ def distinct(variants: list, ref: Any) -> tuple:
     return tuple(out)
 
 
-def table_of(spec: Any) -> Any:
+def table_of(spec: AnswerSpec) -> SymbolTable:
     if spec.table is None:
         raise SpecError("an expression problem needs a symbol table (grader.expr.SymbolTable)")
     return spec.table
@@ -95,9 +101,9 @@ def sympy_or_text(value: Any, read: Any) -> Any:
     return value if isinstance(value, sympy.Basic) else read(value)
 
 
-def expr_column(raw: Any, table: Any, relations: bool = False) -> int | None:
+def expr_column(raw: Any, table: SymbolTable | None, relations: bool = False) -> int | None:
     """Where :func:`grader.expr.parse` stops in the raw text (None: it does not, or no text)."""
-    if not isinstance(raw, str):
+    if not isinstance(raw, str) or table is None:
         return None
     from grader.expr import ExprError, parse
     try:

@@ -3,16 +3,20 @@ that is not rational compared by proof, and the notes and messages about precisi
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader.values import to_fraction
 
 from .. import feedback as fb
 from ..compare import ROUNDED, TOLERANCE
+from ..model import AnswerSpec, Raw
 from ..numbers import Reading, format_value, read_number
 
+if TYPE_CHECKING:
+    import sympy
 
-def reading_of_reference(x) -> Reading:
+
+def reading_of_reference(x: Raw) -> Reading:
     if isinstance(x, Fraction):
         return Reading(x, None, None, "")
     if hasattr(x, "p") and hasattr(x, "q"):          # a SymPy Rational/Integer
@@ -24,7 +28,7 @@ def reading_of_reference(x) -> Reading:
     return read_number(x)
 
 
-def exactly(expr, reference: Fraction, factor: Fraction = Fraction(1)) -> str:
+def exactly(expr: sympy.Expr, reference: Fraction, factor: Fraction = Fraction(1)) -> str:
     """Whether the SymPy number ``expr`` × ``factor`` is exactly ``reference``: equal, different
     or undecided, by :func:`grader.expr.equivalent` (exact, then error-bounded evaluation, then
     bounded SymPy)."""
@@ -42,7 +46,7 @@ def near(value: Fraction, reference: Fraction) -> bool:
     return abs(value - reference) <= abs(reference) / 10**6
 
 
-def not_exact(reference: Fraction, expr, factor, unit: str) -> str:
+def not_exact(reference: Fraction, expr: sympy.Expr, factor: Fraction, unit: str) -> str:
     """"Not exactly 1,048,576: ... differs from it by about 1.38 × 10⁻⁸⁷" (the difference from
     SymPy's error-bounded evaluation)."""
     import sympy
@@ -57,8 +61,9 @@ def not_exact(reference: Fraction, expr, factor, unit: str) -> str:
             f"differs from it by {shown}.")
 
 
-def accepted_note(v: str, r: Reading, ref: Fraction, spec, unit: str) -> str:
+def accepted_note(v: str, r: Reading, ref: Fraction, spec: AnswerSpec, unit: str) -> str:
     if v == ROUNDED:
+        assert r.sig_figs is not None       # a rounded answer states its figures
         return f"rounded to {fb.sig_figs_note(r.sig_figs)}; exactly {format_value(ref)}{unit}"
     if v == TOLERANCE:
         return f"within {spec.tolerance} of {format_value(ref)}{unit}"

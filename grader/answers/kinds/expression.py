@@ -3,12 +3,23 @@ by fingerprints, as polynomials, then by bounded SymPy equivalence."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .. import feedback as fb
 from ..mistakes import EXPRESSION_FACTORS
-from ..model import AnswerSpec, Outcome
+from ..model import AnswerSpec, Outcome, Raw
 from ..prepared import prepare as prepared
 from .base import Shown, expr_column, sympy_or_text, table_of
+
+if TYPE_CHECKING:
+    import sympy
+
+    from grader.expr import SymbolTable
+    from grader.expr.poly import Poly
+
+    from ..model import Mistake
+    from ..parts import Formulas
+    from ..symbolic import Fingerprint
 
 NAME = "expression"
 HELP = "a formula in the spec's symbols, compared by equivalence"
@@ -21,30 +32,31 @@ class Target:
     """A formula an answer is compared with: SymPy, its polynomial (None when it is not one) and
     its fingerprint (:mod:`grader.answers.symbolic`)."""
 
-    expr: object
-    poly: dict | None
-    fp: tuple | None
-    symbols: frozenset      # the names of its symbols
+    expr: sympy.Basic
+    poly: Poly | None
+    fp: Fingerprint | None
+    symbols: frozenset[str]     # the names of its symbols
 
     @classmethod
-    def of(cls, expr, table) -> "Target":
+    def of(cls, expr: sympy.Basic, table: SymbolTable) -> "Target":
         from ..symbolic import fingerprint, polynomial
         return cls(expr, polynomial(expr, table), fingerprint(expr, table),
                    frozenset(str(s) for s in expr.free_symbols))
 
 
-def prepare(spec: AnswerSpec):
+def prepare(spec: AnswerSpec) -> tuple[Target, tuple[tuple[Target, Mistake], ...], tuple[tuple[Target, str], ...]]:
     """(reference, ((mistake, Mistake), ...), ((variant, message), ...)), each formula a
     :class:`Target`: derived from the spec, then reference × factor."""
     import sympy
     from ..symbolic import read_expression
     table = table_of(spec)
     ref, _ = read_expression(spec.reference, table)
-    mistakes = []
+    mistakes: list[tuple[Target, Mistake]] = []
     for m in spec.mistakes:
         e = sympy_or_text(m.value, lambda v: read_expression(v, table)[0])
         mistakes.append((Target.of(e, table), m))
-    variants, seen = [], {ref}
+    variants: list[tuple[Target, str]] = []
+    seen = {ref}
     candidates = [(sympy_or_text(m.value, lambda v: read_expression(v, table)[0]), m.message) for m in spec.derived]
     candidates += [(ref * sympy.Rational(d.factor.numerator, d.factor.denominator), d.message)
                    for d in EXPRESSION_FACTORS.get(spec.measures, ()) if d.factor != 1]
@@ -56,11 +68,11 @@ def prepare(spec: AnswerSpec):
     return Target.of(ref, table), tuple(mistakes), tuple(variants)
 
 
-def check(spec: AnswerSpec, raw) -> Outcome:
+def check(spec: AnswerSpec, raw: Raw) -> Outcome:
     from ..symbolic import DIFFERENT, EQUAL as SAME, UNDECIDED, compare_expressions, compare_polynomials, \
         fingerprint, may_equal, polynomial_fingerprint, read_formula
     ref, mistakes, variants = prepared(spec)
-    table = spec.table
+    table = table_of(spec)
     parsed = read_formula(raw, table)
     shown, poly = parsed.read_as, parsed.poly
     fp = polynomial_fingerprint(poly) if poly is not None else fingerprint(parsed.expr, table)
@@ -90,22 +102,23 @@ def check(spec: AnswerSpec, raw) -> Outcome:
     return fb.wrong(shown, fb.otherwise(spec.feedback, "not equivalent to the expected formula"))
 
 
-def read(spec: AnswerSpec, text) -> Shown:
+def read(spec: AnswerSpec, text: Raw) -> Shown:
     from ..symbolic import read_formula
-    parsed = read_formula(text, spec.table)
+    parsed = read_formula(text, table_of(spec))
     return Shown(parsed.read_as, parsed.expr)
 
 
-def column(spec: AnswerSpec, raw) -> int | None:
+def column(spec: AnswerSpec, raw: Raw) -> int | None:
     return expr_column(raw, spec.table)
 
 
-def same(problem, reference, value, spec) -> bool:
+def same(problem: Any, reference: Any, value: Any, spec: Any) -> bool:
     from grader.expr import equivalent
     return equivalent(spec.parse(str(reference)), value, spec.table).verdict == "equal"
 
 
-def variants(derive, formulas, table, at, measures):
+def variants(derive: Any, formulas: Formulas, table: SymbolTable, at: dict[str, Any],
+             measures: str | None) -> tuple[tuple[Any, str], ...]:
     from .. import derive as dv
     if not isinstance(derive.formula, str):
         return ()

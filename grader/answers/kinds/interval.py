@@ -11,15 +11,16 @@ reached is the author's statement, not derived).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from fractions import Fraction
+import re
+from typing import Any
 
 from .. import feedback as fb
 from ..guard import TEXT, Screening, screen, shorten
-from ..model import AnswerSpec, Outcome, Unreadable
+from ..model import AnswerSpec, Mistake, Outcome, Raw, Tolerance, Unreadable
 from ..prepared import prepare as prepared
-from .base import Shown
+from .base import BankSite, Shown
 
 NAME = "interval"
 HELP = "an interval of values, [0, 1] or (0, 1] or 0 to 1, compared by its endpoints and which ends it includes"
@@ -33,7 +34,7 @@ _WORDS = re.compile(r"^(?:from\s+|between\s+)?(?P<lo>.+?)\s+(?:to|and|until)\s+(
 _CHAIN = re.compile(r"^(?P<lo>.+?)\s*(?P<a><=|≤|<)\s*[A-Za-z_][A-Za-z0-9_]{0,20}\s*(?P<b><=|≤|<)\s*(?P<hi>.+)$")
 
 
-def _items(raw) -> str | None:
+def _items(raw: list[Any] | tuple[Any, ...]) -> str | None:
     """A YAML list is a closed interval: exactly two numbers."""
     if len(raw) != 2:
         return f"an interval is two endpoints, [lo, hi], not {len(raw):,} values"
@@ -64,14 +65,14 @@ class Interval:
 
     def contains(self, other: "Interval") -> bool:
         """Whether every value of ``other`` is in this interval."""
-        def below(a, a_open, b, b_open) -> bool:        # lower end a is at or below b (as lower ends)
+        def below(a: Fraction | None, a_open: bool, b: Fraction | None, b_open: bool) -> bool:        # lower end a is at or below b (as lower ends)
             if a is None:
                 return True
             if b is None:
                 return False
             return a < b or (a == b and (not a_open or b_open))
 
-        def above(a, a_open, b, b_open) -> bool:        # upper end a is at or above b (as upper ends)
+        def above(a: Fraction | None, a_open: bool, b: Fraction | None, b_open: bool) -> bool:        # upper end a is at or above b (as upper ends)
             if a is None:
                 return True
             if b is None:
@@ -88,7 +89,7 @@ def _show(x: Fraction | None, infinite: str) -> str:
     return format_value(x)
 
 
-def _endpoint(raw, side: str) -> Fraction | None:
+def _endpoint(raw: Raw, side: str) -> Fraction | None:
     """One endpoint: a number (exact), or ±∞ (None; only on its own side)."""
     if isinstance(raw, str):
         text = raw.strip()
@@ -122,7 +123,7 @@ def _split(inner: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def read_interval(raw) -> Interval:
+def read_interval(raw: Raw) -> Interval:
     """An interval as the learner (or the bank) writes it; :class:`Unreadable` says why not."""
     if isinstance(raw, (list, tuple)):
         if len(raw) != 2:
@@ -144,7 +145,7 @@ def read_interval(raw) -> Interval:
     raise Unreadable("expected an interval such as [0, 1], (0, 1], 0 to 1 or 0 <= x <= 1")
 
 
-def _checked(lo, hi, lo_open: bool, hi_open: bool) -> Interval:
+def _checked(lo: Fraction | None, hi: Fraction | None, lo_open: bool, hi_open: bool) -> Interval:
     if (lo is None and not lo_open) or (hi is None and not hi_open):
         raise Unreadable("∞ is not a number an interval can include: write ( or ) at an infinite end")
     if lo is not None and hi is not None:
@@ -158,18 +159,18 @@ def _checked(lo, hi, lo_open: bool, hi_open: bool) -> Interval:
 
 # ---------------------------------------------------------------- checking
 
-def prepare(spec: AnswerSpec):
+def prepare(spec: AnswerSpec) -> tuple[Interval, tuple[tuple[Interval, Mistake], ...]]:
     """(reference, ((interval, Mistake), ...))."""
     return read_interval(spec.reference), tuple((read_interval(m.value), m) for m in spec.mistakes)
 
 
-def _near(a: Fraction | None, b: Fraction | None, tolerance) -> bool:
+def _near(a: Fraction | None, b: Fraction | None, tolerance: Tolerance | None) -> bool:
     if a is None or b is None:
         return a is b
     return a == b or (tolerance is not None and tolerance.allows(a, b))
 
 
-def check(spec: AnswerSpec, raw) -> Outcome:
+def check(spec: AnswerSpec, raw: Raw) -> Outcome:
     ref, mistakes = prepared(spec)
     mine = read_interval(raw)
     shown = str(mine)
@@ -205,18 +206,18 @@ def _ends(mine: Interval, ref: Interval) -> str:
     return "The endpoints are right, but " + "; and ".join(said) + "."
 
 
-def read(spec: AnswerSpec, text) -> Shown:
+def read(spec: AnswerSpec, text: Raw) -> Shown:
     import sympy
     mine = read_interval(text)
 
-    def num(x, infinite):
+    def num(x: Fraction | None, infinite: sympy.Basic) -> sympy.Basic:
         return infinite if x is None else sympy.Rational(x.numerator, x.denominator)
     return Shown(str(mine), sympy.Interval(num(mine.lo, -sympy.oo), num(mine.hi, sympy.oo), mine.lo_open, mine.hi_open))
 
 
 # ---------------------------------------------------------------- verification of the reference
 
-def read_derive(raw, site):
+def read_derive(raw: Any, site: BankSite) -> tuple[Any, str | None] | None:
     """``derive: {lo, hi, at}``: a spec formula (or a number) for each endpoint."""
     lo, hi = raw.get("lo"), raw.get("hi")
     if not all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in (lo, hi)):
@@ -226,18 +227,18 @@ def read_derive(raw, site):
     return (str(lo), str(hi)), None
 
 
-def derived(problem, spec, values):
+def derived(problem: Any, spec: Any, values: dict[str, Any]) -> Any:
     """The endpoints the spec gives, exactly."""
     from grader.values import to_fraction
     return tuple(to_fraction(spec.evaluate(f, values)) for f in problem.derive.formula)
 
 
-def same(problem, reference, value, spec) -> bool:
+def same(problem: Any, reference: Any, value: Any, spec: Any) -> bool:
     ref = read_interval(reference)
     return (ref.lo, ref.hi) == tuple(value)
 
 
-def describe(value) -> str:
+def describe(value: Any) -> str:
     if isinstance(value, tuple) and len(value) == 2 and not isinstance(value[0], (str, int)):
         return f"endpoints {_show(value[0], '-∞')} and {_show(value[1], '∞')}"
     try:

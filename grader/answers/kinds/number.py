@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from grader.errors import SpecError
 
 from .. import feedback as fb
 from ..compare import ACCEPTED, COARSE, accepted, min_sig_figs, verdict
 from ..mistakes import NUMBER_FACTORS
-from ..model import AnswerSpec, Outcome, Unreadable
+from ..model import AnswerSpec, Mistake, Outcome, Raw, Unreadable
 from ..numbers import Reading, read_number
 from ..prepared import prepare as prepared
 from . import exact
 from .base import Shown, distinct, expr_column
+
+if TYPE_CHECKING:
+    from grader.expr import SymbolTable
+
+    from ..parts import Formulas
 
 NAME = "number"
 HELP = "a number: exact, or rounded at the precision it states (sig_figs, tolerance)"
@@ -26,8 +32,8 @@ describe = exact.describe
 class NumberRef:
     value: Fraction
     min_sig: int | None
-    mistakes: tuple         # ((Reading, Mistake), ...)
-    variants: tuple = ()    # ((value, message), ...): derived from the spec, then reference × factor
+    mistakes: tuple[tuple[Reading, Mistake], ...]
+    variants: tuple[tuple[Fraction, str], ...] = ()     # derived from the spec, then reference × factor
 
 
 def prepare(spec: AnswerSpec) -> NumberRef:
@@ -48,7 +54,7 @@ def prepare(spec: AnswerSpec) -> NumberRef:
     return NumberRef(ref, min_sig_figs(spec, ref), tuple(mistakes), distinct(variants, ref))
 
 
-def check(spec: AnswerSpec, raw) -> Outcome:
+def check(spec: AnswerSpec, raw: Raw) -> Outcome:
     ref: NumberRef = prepared(spec)
     r = read_number(raw)
     error = r.error
@@ -76,17 +82,18 @@ def check(spec: AnswerSpec, raw) -> Outcome:
     return fb.wrong(r.read_as, fb.otherwise(spec.feedback, "not the expected value"))
 
 
-def read(spec: AnswerSpec, text) -> Shown:
+def read(spec: AnswerSpec, text: Raw) -> Shown:
     r: Reading = read_number(text)
     return Shown(r.read_as, exact.rational(r.value))
 
 
-def column(spec: AnswerSpec, raw) -> int | None:
+def column(spec: AnswerSpec, raw: Raw) -> int | None:
     from grader.expr import SymbolTable
     return expr_column(raw, SymbolTable.build(symbols={}))     # arithmetic on numbers: no symbols
 
 
-def variants(derive, formulas, table, at, measures):
+def variants(derive: Any, formulas: Formulas, table: SymbolTable, at: dict[str, Any],
+             measures: str | None) -> tuple[tuple[Any, str], ...]:
     from .. import derive as dv
     if not isinstance(derive.formula, str):
         return ()

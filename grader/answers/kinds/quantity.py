@@ -5,16 +5,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from grader.errors import SpecError
 
 from .. import feedback as fb
 from ..compare import ACCEPTED, COARSE, accepted, min_sig_figs, verdict
 from ..mistakes import BITS, NUMBER_FACTORS, binary_decimal, unit_confusion
-from ..model import AnswerSpec, Outcome
+from ..model import AnswerSpec, Mistake, Outcome, Raw
 from ..prepared import prepare as prepared
 from . import exact
-from .base import Shown, distinct
+from .base import BankSite, Shown, distinct
+
+if TYPE_CHECKING:
+    from grader.expr import SymbolTable
+
+    from ..parts import Formulas
 
 NAME = "quantity"
 HELP = "a number with its unit (bytes, KiB, MB, FLOPs, ...), converted to the reference's unit"
@@ -22,7 +28,7 @@ same = exact.same
 describe = exact.describe
 
 
-def _unit_field(site) -> str | None:
+def _unit_field(site: BankSite) -> str | None:
     unit = site.item.get("unit")
     if unit is not None and not isinstance(unit, str):
         site.error("'unit' must be the reference's unit, e.g. byte", "unit")
@@ -42,8 +48,8 @@ class QuantityRef:
     value: Fraction         # in ``unit``
     unit: str               # pint name
     min_sig: int | None
-    mistakes: tuple         # ((value in unit, Mistake), ...)
-    variants: tuple = ()    # ((value in unit, message), ...): derived from the spec, then reference × factor
+    mistakes: tuple[tuple[Fraction, Mistake], ...]     # (value in unit, Mistake)
+    variants: tuple[tuple[Fraction, str], ...] = ()     # (value in unit, message): derived, then reference × factor
     measures: str | None = None
 
 
@@ -71,7 +77,7 @@ def prepare(spec: AnswerSpec) -> QuantityRef:
     from ..units import read_quantity
     unit = _ref_unit(spec)
 
-    def value_of(x):
+    def value_of(x: Raw) -> Fraction:
         if isinstance(x, (int, float, Fraction)) or hasattr(x, "q"):
             return exact.reading_of_reference(x).value
         q = read_quantity(x, unit)
@@ -89,7 +95,7 @@ def prepare(spec: AnswerSpec) -> QuantityRef:
     return QuantityRef(ref, unit, min_sig_figs(spec, ref), mistakes, distinct(variants, ref), measures)
 
 
-def check(spec: AnswerSpec, raw) -> Outcome:
+def check(spec: AnswerSpec, raw: Raw) -> Outcome:
     from grader.units.quantities import factor
 
     from ..units import BINARY_OF, DECIMAL_OF, kind_of, plural, read_quantity
@@ -110,6 +116,7 @@ def check(spec: AnswerSpec, raw) -> Outcome:
     if v in ACCEPTED:
         return fb.correct(q.read_as, exact.accepted_note(v, q.number, ref.value, spec, f" {units}"))
     if error is not None:               # not rational: equal only if proven so
+        assert q.factor is not None     # a value in the reference unit comes with its factor
         same_value = exact.exactly(q.number.expr, ref.value, q.factor)
         if same_value == "equal":
             return fb.correct(q.read_as)
@@ -119,9 +126,11 @@ def check(spec: AnswerSpec, raw) -> Outcome:
         if accepted(q.value, sig, half, mv, spec.tolerance, ref.min_sig, error):
             return fb.from_mistake(q.read_as, m)
 
-    def near(value) -> bool:    # a coarse answer must be the value exactly
-        return (q.value == value if v == COARSE else
-                accepted(q.value, sig, half, value, spec.tolerance, ref.min_sig, error))
+    answer = q.value
+
+    def near(value: Fraction) -> bool:    # a coarse answer must be the value exactly
+        return (answer == value if v == COARSE else
+                accepted(answer, sig, half, value, spec.tolerance, ref.min_sig, error))
 
     other = BINARY_OF.get(q.unit) or DECIMAL_OF.get(q.unit)
     if other is not None:
@@ -129,7 +138,9 @@ def check(spec: AnswerSpec, raw) -> Outcome:
         n = q.number
         if f_other and (n.value == ref.value / f_other if v == COARSE else
                         accepted(n.value, n.sig_figs, n.half_unit, ref.value / f_other, None, ref.min_sig)):
-            return fb.wrong(q.read_as, unit_confusion(q.read_as.split(" = ")[0], q.value, q.unit, ref.value, ref.unit))
+            confusion = unit_confusion(q.read_as.split(" = ")[0], q.value, q.unit, ref.value, ref.unit)
+            if confusion is not None:
+                return fb.wrong(q.read_as, confusion)
     if ref.measures == "bytes" and q.unit.endswith("bit") and near(ref.value / 8):
         return fb.wrong(q.read_as, BITS)
     for value, message in ref.variants:
@@ -142,19 +153,20 @@ def check(spec: AnswerSpec, raw) -> Outcome:
                 return fb.wrong(q.read_as, d.message)
     if v == COARSE:
         return fb.wrong(q.read_as, fb.too_coarse(q.read_as.split(" = ")[0], sig or 0, ref.min_sig, spec.tolerance))
-    if error is not None and exact.near(q.value, ref.value):
+    if error is not None and exact.near(q.value, ref.value) and q.factor is not None:
         return fb.wrong(q.read_as, exact.not_exact(ref.value, q.number.expr, q.factor, f" {units}"))
     return fb.wrong(q.read_as, fb.otherwise(spec.feedback, "not the expected quantity"))
 
 
-def read(spec: AnswerSpec, text) -> Shown:
+def read(spec: AnswerSpec, text: Raw) -> Shown:
     from ..units import plural, read_quantity
     q = read_quantity(text, prepared(spec).unit)
     return Shown(q.read_as, exact.rational(q.number.value),
                  plural(q.unit, q.number.value) if q.unit is not None else None)
 
 
-def variants(derive, formulas, table, at, measures):
+def variants(derive: Any, formulas: Formulas, table: SymbolTable, at: dict[str, Any],
+             measures: str | None) -> tuple[tuple[Any, str], ...]:
     from .. import derive as dv
     if not isinstance(derive.formula, str):
         return ()
