@@ -206,3 +206,12 @@ def verify_reference(problem: Any, bank: Bank) -> Any:
 
 
 __all__ += ["verify_reference"]
+
+
+# grader draft / grader check-text (issue #28): rules over the engine's own parsers, no torch.
+from grader.draft.engine import check_text, draft_string, draft_text  # noqa: E402
+from grader.draft.model import Draft, Problem, Proposed, Statement, TextCheck  # noqa: E402
+from grader.draft.report import draft_summary, render as render_text_check  # noqa: E402
+
+__all__ += ["draft_text", "draft_string", "check_text", "draft_summary", "render_text_check", "Draft", "Problem",
+            "Proposed", "Statement", "TextCheck"]

@@ -18,6 +18,8 @@ from .errors import GraderError
 # name -> (module, attribute, one-line help shown by `grader --help`)
 COMMANDS = {
     "check-spec": ("grader.commands.check_spec", "check_spec", "Check every claim of a spec: holds or refuted, with evidence."),
+    "draft": ("grader.commands.draft", "draft", "Draft a spec skeleton from course texts, for the author to review."),
+    "check-text": ("grader.commands.check_text", "check_text", "Check a text's own arithmetic, totals and shapes, with no spec."),
     "grade": ("grader.commands.grade", "grade", "Grade learner answer files against the exercise bank."),
     "exercises": ("grader.commands.exercises", "exercises", "List the exercise bank."),
     "serve": ("grader.commands.serve", "serve", "Run the grading service: an HTTP API over the same engine."),
