@@ -177,6 +177,9 @@ def _identity(f: Found, pieces: tuple[Piece, ...], out: Analysed) -> bool:
             continue
         found = True
         out.symbols.update(na)
+        if verdict is False:
+            out.problems.append(Problem("", f.line, f.span.section, "formula", f.quote, f"{a.text} = {b.text}",
+                                        f"{a.formula} and {b.formula} differ (they are not equal for every value)"))
         f.checks.append(Proposed("identity", (("lhs", a.formula), ("rhs", b.formula)), verdict,
                                  f"{a.text} and {b.text}"))
     return found

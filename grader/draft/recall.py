@@ -32,7 +32,7 @@ class Recall:
 
 def occurrences(quote: str, text: str, limit: int = 20) -> list[list[tuple[int, int]]]:
     """Each place the quote is in the normalised text (a quote may be found more than once)."""
-    out = []
+    out: list[list[tuple[int, int]]] = []
     at = 0
     while len(out) < limit:
         sp = spans(quote, text, at)

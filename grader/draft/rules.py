@@ -68,9 +68,9 @@ def config_values(text: str) -> dict[str, str]:
             out[CONFIG_KEYS[m.group(1)]] = m.group(2)
     if MODEL.search(text[:4000]):
         for pattern, sym in _WORD_CONFIG:
-            m = pattern.search(text[:4000])
-            if m and sym not in out:
-                out[sym] = m.group(1).strip()
+            w = pattern.search(text[:4000])
+            if w and sym not in out:
+                out[sym] = w.group(1).strip()
     return out
 
 
