@@ -25,6 +25,7 @@ _LATEX = [(re.compile(r"\\(?:cdot|times|ast)\b"), "·"), (re.compile(r"\\approx\
           (re.compile(r"\\sqrt\{([^{}]{0,80})\}"), r"√(\1)"), (re.compile(r"\^\{([^{}]{0,40})\}"), r"^(\1)"),
           (re.compile(r"_\{([A-Za-z0-9]{1,20})\}"), r"_\1"), (re.compile(r"\\mathcal\{O\}|\\mathcal O"), "O"),
           (re.compile(r"(?<!\\)\$"), " "), (re.compile(r"\{,\}"), ",")]
+_BYTE_UNIT = re.compile(r"\d\s*(?:[kKMGTP]i?B|kB|bits?|TB/s|GB/s)\b")
 _SEP = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ROUNDED = re.compile(r"(\d+(?:\.\d+)?)\s?(K|M|B|T|thousand|million|billion)\b")
 _SCALE = {"K": 10**3, "thousand": 10**3, "M": 10**6, "million": 10**6, "B": 10**9, "billion": 10**9, "T": 10**12}
@@ -43,7 +44,7 @@ def as_formula(text: str) -> tuple[str | None, dict[str, tuple[Fraction, Fractio
     """The parser's text for a piece of math, and the rounded figures in it ({key: (value, ±)});
     None when it holds something no formula has (words, code)."""
     t = from_latex(text).strip()
-    if not t or len(t) > 400:
+    if not t or len(t) > 400 or _BYTE_UNIT.search(t):      # "8 · 2.1 GB": a unit, not symbols G and B
         return None, {}
     t = _SEP.sub("", t)
     rounded: dict[str, tuple[Fraction, Fraction]] = {}
