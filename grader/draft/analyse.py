@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from . import rules
+from . import measured, rules
 from .arith import Chain, Piece, chains, show, slips
 from .mathtext import NAME, from_latex, symbol_ok
 from .model import Problem, Proposed
@@ -40,6 +40,7 @@ class Analysed:
     unquotable: int = 0
     words: int = 0
     last_model: str | None = None
+    unread: int = 0
 
 
 def analyse(src: Source) -> Analysed:
@@ -59,7 +60,12 @@ def analyse(src: Source) -> Analysed:
             out.unquotable += 1
             continue
         f = Found(span, q, src.line_of(span.start), [])
-        _one(src, f, values, terms, out)
+        try:
+            _one(src, f, values, terms, out)
+        except (ArithmeticError, ValueError, TypeError, RecursionError):
+            # a statement the rules cannot read to the end: kept, with nothing proposed
+            f.kinds, f.checks = ["judgement"], [Proposed("unverifiable", (("reason", "DRAFT: not read by the rules"),))]
+            out.unread += 1
         if f.kinds:
             out.found.append(f)
     out.problems = [p if p.file else replace(p, file=src.path) for p in out.problems]
@@ -80,7 +86,7 @@ def _one(src: Source, f: Found, values: dict[str, Fraction], terms: list[tuple[F
     for name, rel, fig in rules.assignments(text):
         v = rules.to_fraction(fig)
         if v is not None and symbol_ok(name):
-            values[name] = v
+            _assign(values, name, v)
             out.symbols.add(name)
             assigned += 1
     numeric = False
@@ -95,7 +101,7 @@ def _one(src: Source, f: Found, values: dict[str, Fraction], terms: list[tuple[F
         exact = next((p.value for p in nums if p.tol == 0), nums[0].value if nums else None)
         for n in names:
             if exact is not None and symbol_ok(n):
-                values[n] = exact
+                _assign(values, n, exact)
                 out.symbols.add(n)
                 assigned += 1
         last = rest[-1] if rest else None
@@ -108,6 +114,8 @@ def _one(src: Source, f: Found, values: dict[str, Fraction], terms: list[tuple[F
                     terms.append((same[0][0], last.value, last.text))
         if _identity(f, rest, out):
             symbolic_eq = True
+    if not any(c.kind == "measure" for c in f.checks):
+        _measure(f, _lone_figure(text, values), values, out)
     _total(f, text, terms, out)
     _shapes(f, text, values, out)
     _config(f, text, out)
@@ -120,6 +128,26 @@ def _one(src: Source, f: Found, values: dict[str, Fraction], terms: list[tuple[F
         why = ("no computation can decide it" if f.kinds == ["judgement"]
                else f"a {f.kinds[0]} statement the drafter proposes no check for; write one")
         f.checks.append(Proposed("unverifiable", (("reason", f"DRAFT: {why}"),)))
+
+
+_LONE = re.compile(r"(?:[≈~]|\babout)\s*(\d[\d,]*(?:\.\d+)?\s?(?:[KMBT]\b|MB\b|GB\b)?)")
+
+
+def _lone_figure(text: str, values: dict[str, Fraction]) -> Piece | None:
+    """A rounded figure stated alone ("Value-weighted sum: O(n²d) ≈ 17.2B FLOPs")."""
+    from .arith import read_piece
+    m = _LONE.search(text[:2000])
+    if m is None:
+        return None
+    p = read_piece(m.group(1), "≈", values)
+    return p if p.figure else None
+
+
+def _assign(values: dict[str, Fraction], name: str, v: Fraction) -> None:
+    """A value the text gives a name; d and d_model are one size (mha's d is d_model)."""
+    values[name] = v
+    if name in ("d", "d_model"):
+        values["d_model" if name == "d" else "d"] = v
 
 
 def _split_names(ch: Chain) -> tuple[list[str], tuple[Piece, ...]]:
@@ -149,6 +177,17 @@ def _arith(f: Found, body: Chain, values: dict[str, Fraction], out: Analysed, sr
             fields.append(("at", at))
         fields.append(("claimed", fig))
         f.checks.append(Proposed("numeric", tuple(fields), holds, f"{p.text} = {show(p.value)}"))
+    _measure(f, claimed, values, out)
+
+
+def _measure(f: Found, claimed: Piece | None, values: dict[str, Fraction], out: Analysed) -> None:
+    if claimed is None or claimed.value is None or any(c.kind == "measure" for c in f.checks):
+        return
+    fig = claimed.text if claimed.rel not in ("≈", "~") or claimed.text.startswith(("≈", "~")) else f"≈ {claimed.text}"
+    m = measured.propose(from_latex(f.span.text), fig, claimed.value, claimed.tol, values)
+    if m is not None:
+        f.checks.append(m)
+        out.symbols.update(k for k, _ in dict(m.fields)["at"])  # type: ignore[attr-defined]
 
 
 def _at(formula: str, values: dict[str, Fraction]) -> tuple[tuple[str, str], ...] | None:
