@@ -145,7 +145,7 @@ HOSTILE = [
     "d = " + "+".join(["d"] * 3000) + " = 3000d\n",
     "\u202e\u0301\u200b\ufeff\x00\x07 ℝ^(∞×∞) \U0001F600 = ２ × ３ = ６\n\u2028next\u2029 line\x85\n",
     "\\newcommand{\\x}{\\x}\\x \\frac{\\frac{\\frac{1}{2}}{3}}{4} = \\sqrt{\\sqrt{16}} $$\\begin{align}a&=b\\end{align}\n",
-    ("A = 1 = " * 200000) + "\n",                 # a 1.6 MB line
+    ("A = 1 = " * 130000) + "\n",                 # a 1 MB line
     "Q1: what?\n" * 2000,
     "\"num_attention_heads\": 99999999999999999999999999,\n" * 50,
 ]

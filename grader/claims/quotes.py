@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from pathlib import Path
 
 GAP = re.compile(r"\s*(?:…|\.\.\.)\s*")
@@ -27,16 +28,22 @@ def quote_pattern(quote: str) -> re.Pattern:
     return re.compile(".*?".join(re.escape(f) for f in fragments), re.S)
 
 
+@lru_cache(maxsize=8)
+def _normalised_text(text: str) -> str:
+    """A source's normalised text, computed once per text (a spec quotes one source many times)."""
+    return normalise(text)
+
+
 def appears(quote: str, text: str) -> bool:
     """Whether the quote is in the text (as the module doc says); ``text`` normalised or not."""
-    text = normalise(text)
+    text = _normalised_text(text)
     if normalise(quote) in text:          # the common case, and a literal "..." of the text
         return True
     return bool(quote_pattern(quote).search(text))
 
 
 def missing_fragments(quote: str, text: str) -> list[str]:
-    text = normalise(text)
+    text = _normalised_text(text)
     return [f for f in GAP.split(normalise(quote)) if f and f not in text]
 
 

@@ -253,9 +253,10 @@ def _total(f: Found, text: str, terms: list[tuple[Fraction, Fraction, str]], out
         parts = " + ".join(t[2].split()[0] for t in terms)
         out.problems.append(Problem("", f.line, f.span.section, "total", f.quote, m.group(1).strip(),
                                     f"{show(exact)} (the sum of the exact terms; {parts} adds rounded figures)"))
-        f.checks.append(Proposed("unverifiable", (("reason", f"DRAFT: the total {m.group(1).strip()} is the sum of "
-                                                  f"rounded terms ({parts}); the exact terms sum to {show(exact)}"),),
-                                 False, ""))
+        expr = " + ".join(str(t[0].numerator) for t in terms if t[0].denominator == 1)
+        if expr and all(t[0].denominator == 1 for t in terms):
+            f.checks.append(Proposed("numeric", (("expr", expr), ("claimed", "≈ " + m.group(1).strip())), False,
+                                     f"the exact terms sum to {show(exact)}; {parts} adds rounded figures"))
     terms.clear()
 
 

@@ -17,7 +17,8 @@ from fractions import Fraction
 from .mathtext import NAME, UNIT_WORDS, as_formula, table_for
 
 MAX_CHAIN_TEXT = 400           # characters of one piece of a chain
-MAX_VALUE_DIGITS = 60          # a figure larger than this is not recomputed (said, not checked)
+MAX_VALUE_DIGITS = 60
+MAX_RELATIONS = 48             # relations read in one statement (a real one has a handful)          # a figure larger than this is not recomputed (said, not checked)
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,11 @@ def chains(text: str, values: dict[str, Fraction]) -> list[Chain]:
     """The chains of a statement, each piece read (see the module doc)."""
     names = frozenset(values)
     text = _ASIDE.sub(lambda m: " " * len(m.group(0)), text)
-    rels = list(_REL.finditer(text))
+    rels = []
+    for m in _REL.finditer(text):
+        if len(rels) >= MAX_RELATIONS:
+            break
+        rels.append(m)
     out: list[Chain] = []
     if not rels:
         return out

@@ -24,6 +24,7 @@ class Recall:
     compared: int               # covered claims whose drafted checks computed a verdict
     agree: int                  # ... and the verdict is the hand-written spec's expectation
     missed: tuple[str, ...]
+    pairs: tuple[tuple[str, str, str], ...] = ()     # (hand-written claim id, its expect, drafted claim id)
 
     @property
     def recall(self) -> float:
@@ -97,6 +98,7 @@ def recall_of(spec_file: str) -> Recall:
         drafted[key] = [(s, spans(s.quote, texts[key])) for s in d.statements]
     total = covered = compared = agree = 0
     missed = []
+    pairs = []
     for claim in subject.claims:
         key = claim.source.document
         if key not in paths:
@@ -115,8 +117,10 @@ def recall_of(spec_file: str) -> Recall:
             missed.append(claim.quote)
             continue
         covered += 1
+        pairs.append((claim.id, claim.expect, best.id))
         v = verdict(best)
         if v is not None and v != "unverifiable":
             compared += 1
             agree += v == claim.expect
-    return Recall(total, covered, sum(len(v) for v in drafted.values()), compared, agree, tuple(missed))
+    return Recall(total, covered, sum(len(v) for v in drafted.values()), compared, agree, tuple(missed),
+                  tuple(pairs))

@@ -57,7 +57,12 @@ def kinds_of(text: str, numeric_chain: bool, definitions: int, symbolic_equation
 
 def assignments(text: str) -> list[tuple[str, str, str]]:
     """(name, relation, figure) for each "name = number" of a statement ("d_model = 512", "h=8 heads")."""
-    return [(m.group(1), m.group(2), m.group(3)) for m in _ASSIGN.finditer(text[:4000])]
+    out = []
+    for m in _ASSIGN.finditer(text[:4000]):
+        out.append((m.group(1), m.group(2), m.group(3)))
+        if len(out) >= 24:
+            break
+    return out
 
 
 def config_values(text: str) -> dict[str, str]:

@@ -71,7 +71,7 @@ def render(subject: str, sources: list[tuple[str, str, str | None]], symbols: li
            statements: list[Statement]) -> str:
     """The spec's YAML; ``sources``: (key, title, path or None)."""
     lines = ["# Drafted by `grader draft`: every claim and check below is a proposal for the author to review",
-             "# (checks marked DRAFT; expect: holds where the drafter could not tell). Run: grader check-spec THIS_FILE",
+             "# (checks marked DRAFT; expect: what the drafter computed, holds where it could not tell). Run: grader check-spec THIS_FILE",
              "subject:", f"  id: {q(subject)}", f"  title: {q('Draft of ' + subject)}", "  sources:"]
     for key, title, path in sources:
         lines.append(f"    {key}: {{title: {q(title)}" + (f", path: {q(path)}}}" if path else "}"))
@@ -92,7 +92,11 @@ def render(subject: str, sources: list[tuple[str, str, str | None]], symbols: li
         lines.append(f"    quote: {q(st.quote)}")
         lines.append(f"    source: {{document: {st.document}, section: {q(st.section or '(start)')}}}")
         only_unverifiable = all(c.kind == "unverifiable" for c in st.checks)
-        lines.append(f"    expect: {'unverifiable' if only_unverifiable else 'holds'}")
+        failing = [c for c in st.checks if c.holds is False and c.kind != "unverifiable"]
+        lines.append(f"    expect: {'unverifiable' if only_unverifiable else 'refuted' if failing else 'holds'}")
+        if failing:
+            why = "; ".join(c.evidence for c in failing if c.evidence)[:400]
+            lines.append(f"    corrected: {q('DRAFT: write the corrected statement. The drafter computed: ' + why)}")
         lines.append(f"    note: {q('DRAFT (' + ', '.join(st.kinds) + f'), line {st.line}: review the quote, the checks and expect')}")
         lines.append("    checks:")
         lines.extend(check_line(c) for c in st.checks)
