@@ -18,8 +18,8 @@ from pathlib import Path
 from grader.draft.engine import check_sources, draft_sources
 from grader.draft.recall import recall_of
 from grader.draft.sources import read_source
-from grader.spec.load import load_file
-from grader.spec.quotes import find_source
+from grader.claims.load import load_file
+from grader.claims.quotes import find_source
 
 
 def main(specs: list[str]) -> None:

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from grader.api import check_text, draft_text
 from grader.draft.engine import check_sources, draft_sources
 from grader.draft.sources import from_text, read_source
-from grader.spec.load import load_file
+from grader.claims.load import load_file
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 

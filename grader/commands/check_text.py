@@ -15,7 +15,7 @@ def check_text(texts: tuple[str, ...], fmt: str, output: str | None, input_fmt: 
     """Recompute the worked arithmetic of TEXTS and compare their totals, formulas and shapes
     with the definitions above them. Exit status: 0 consistent, 1 an inconsistency, 2 bad input."""
     from grader.api import check_text as run, render_text_check
-    from grader.output import cannot_write
+    from grader.files.output import cannot_write
     if output:
         why = cannot_write(output)
         if why:

@@ -16,7 +16,7 @@ def draft(texts: tuple[str, ...], output: str | None, subject: str | None, fmt: 
     statement with its exact quote and section, and the checks proposed (marked DRAFT).
     The summary goes to standard error when the spec goes to standard output."""
     from grader.api import draft_summary, draft_text
-    from grader.output import cannot_write
+    from grader.files.output import cannot_write
     if output:
         why = cannot_write(output)
         if why:

@@ -7,7 +7,7 @@ characters, and quotes from them), :mod:`.segment` (sections and statements), :m
 :mod:`.rules` (the kinds of statements), :mod:`.analyse` (one text, in order), :mod:`.spec` (the
 YAML), :mod:`.engine` (the public calls), :mod:`.report` (text, json, junit). Rules only: no
 network, no model; formulas go through :func:`grader.expr.parse`, figures through
-:func:`grader.spec.figures.parse_figure`; nothing is evaluated otherwise.
+:func:`grader.claims.figures.parse_figure`; nothing is evaluated otherwise.
 """
 from .engine import check_text, draft_string, draft_text
 from .model import Draft, Problem, Proposed, Statement, TextCheck

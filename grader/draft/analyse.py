@@ -44,7 +44,7 @@ class Analysed:
 
 
 def analyse(src: Source) -> Analysed:
-    from grader.spec.quotes import normalise
+    from grader.claims.quotes import normalise
     out = Analysed(words=len(src.plain.split()))
     values: dict[str, Fraction] = {}
     norm_raw = normalise(src.raw) if src.utf8 else ""
@@ -242,7 +242,7 @@ def _total(f: Found, text: str, terms: list[tuple[Fraction, Fraction, str]], out
     total = rules.to_fraction(m.group(1))
     if total is None:
         return
-    from grader.spec.figures import FigureError, parse_figure
+    from grader.claims.figures import FigureError, parse_figure
     try:
         fig = parse_figure("≈ " + m.group(1))
     except (FigureError, ValueError):

@@ -2,7 +2,7 @@
 or "2048 · 4096² ≈ 2048 · 16.8M ≈ 34.4B", read and recomputed.
 
 A chain is cut at its relations (=, ≈); each piece is read as a stated figure
-(:func:`grader.spec.figures.parse_figure`: separators, K/M/B, ≈, ~, "about", units) or as a
+(:func:`grader.claims.figures.parse_figure`: separators, K/M/B, ≈, ~, "about", units) or as a
 formula through the whitelist parser (:func:`grader.expr.parse`) with the symbols whose values
 the text gave earlier ("d_model = 512"); nothing is evaluated otherwise. A figure with a
 magnitude or a decimal point carries the text's rounding (half a unit of its last digit), and a
@@ -95,7 +95,7 @@ def chains(text: str, values: dict[str, Fraction]) -> list[Chain]:
     """The chains of a statement, each piece read (see the module doc)."""
     names = frozenset(values)
     text = _ASIDE.sub(lambda m: " " * len(m.group(0)), text)
-    rels = []
+    rels: list[re.Match[str]] = []
     for m in _REL.finditer(text):
         if len(rels) >= MAX_RELATIONS:
             break
@@ -160,7 +160,7 @@ def _shift(formula: str, rounded: dict[str, tuple[Fraction, Fraction]], sign: in
 
 
 def _figure(text: str, rel: str) -> tuple[Fraction, Fraction] | None:
-    from grader.spec.figures import FigureError, parse_figure
+    from grader.claims.figures import FigureError, parse_figure
     if not re.fullmatch(r"[~≈]?\s*(?:about\s+)?\d[\d,]*(?:\.\d+)?(?:e\d{1,3})?\s*(?:[A-Za-z]+\s*){0,2}", text):
         return None
     words = text.split()

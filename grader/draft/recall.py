@@ -46,7 +46,7 @@ def occurrences(quote: str, text: str, limit: int = 20) -> list[list[tuple[int, 
 
 def spans(quote: str, text: str, start: int = 0) -> list[tuple[int, int]]:
     """Where the quote's fragments are in the normalised text, in order ([] if not there)."""
-    from grader.spec.quotes import GAP, normalise
+    from grader.claims.quotes import GAP, normalise
     out = []
     at = start
     for f in GAP.split(normalise(quote)):
@@ -80,8 +80,8 @@ def verdict(s: Statement) -> str | None:
 
 def recall_of(spec_file: str) -> Recall:
     """Draft every source of a hand-written spec that has a path, and compare (see the module doc)."""
-    from grader.spec.load import load_file
-    from grader.spec.quotes import find_source, normalise
+    from grader.claims.load import load_file
+    from grader.claims.quotes import find_source, normalise
     subject = load_file(spec_file)
     paths: dict[str, Path] = {}
     for key, src in subject.documents.items():

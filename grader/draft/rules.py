@@ -89,7 +89,7 @@ def is_table_row(text: str) -> bool:
 
 
 def to_fraction(figure: str) -> Fraction | None:
-    from grader.spec.figures import FigureError, parse_figure
+    from grader.claims.figures import FigureError, parse_figure
     try:
         f = parse_figure(figure)
     except (FigureError, ValueError, ArithmeticError):

@@ -4,7 +4,7 @@ where it stands in the file (``offsets``; -1 for a character the conversion made
 line break for ``<p>`` or ``&amp;`` decoded).
 
 A quote is then built from the file's own characters only: the runs of a plain span that are
-contiguous in the file, joined with " … " (the gap that :mod:`grader.spec.quotes` reads), so
+contiguous in the file, joined with " … " (the gap that :mod:`grader.claims.quotes` reads), so
 every quote the drafter writes is found by check-spec in the file itself.
 """
 from __future__ import annotations
@@ -80,7 +80,7 @@ def format_of(path: str, fmt: str | None = None) -> str:
 
 def read_source(path: str, fmt: str | None = None) -> Source:
     """Read a text file (at most 4 MiB, a regular file) and convert it; InputError saying why not."""
-    from grader.textfiles import decode, read_bytes
+    from grader.files.textfiles import decode, read_bytes
     data = read_bytes(path, max_bytes=MAX_TEXT_BYTES)
     try:
         raw, utf8 = data.decode("utf-8"), True
@@ -252,7 +252,7 @@ _GAP_TEXT = re.compile(r"\s*(?:…|\.\.\.)\s*")
 def quote(src: Source, a: int, b: int, *, limit: int = 600) -> str:
     """The file's own text of the plain span [a, b): its runs contiguous in the file, joined with
     ' … '; at most ``limit`` characters (cut at a word, then ' …' is not added: a quote is a prefix)."""
-    from grader.spec.quotes import normalise
+    from grader.claims.quotes import normalise
     offs = src.offsets
     frags: list[str] = []
     i = a
@@ -280,7 +280,7 @@ def quote(src: Source, a: int, b: int, *, limit: int = 600) -> str:
 
 def quote_found(quote_text: str, normalised_raw: str) -> bool:
     """Whether check-spec will find the quote in the file (its fragments, in order)."""
-    from grader.spec.quotes import GAP, normalise
+    from grader.claims.quotes import GAP, normalise
     q = normalise(quote_text)
     if not q:
         return False
