@@ -218,3 +218,37 @@ def test_the_commands_do_not_import_torch(tmp_path):
     code = ("import sys; from grader.cli import main\ntry: main(['check-text', %r])\nexcept SystemExit: pass\n"
             "assert 'torch' not in sys.modules" % path)
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------- measured checks, expectations
+def test_a_count_mha_measures_is_proposed_with_what_mha_gives(tmp_path):
+    # by hand: mha's projections cost 8·n·d² = 8 · 2048 · 4096² = 274,877,906,944 FLOPs, so the text's
+    # "34.4B" (2048 · 4096², one projection's multiply-adds) is refuted; its arithmetic is right
+    text = ("# Example\n\nProblem: For n=2048, d=4096, h=32, compute the FLOPs.\n\n"
+            "Projections: O(nd²) = 2048 · 4096² ≈ 34.4B FLOPs\n")
+    d = draft_text([write(tmp_path, text)], output=str(tmp_path / "s.yaml"))
+    [st] = [s for s in d.statements if "Projections" in s.quote]
+    [m] = [c for c in st.checks if c.kind == "measure"]
+    f = dict(m.fields)
+    assert f["quantity"] == "flops.projections" and dict(f["at"]) == {"d": "4096", "h": "32", "n": "2048"}
+    assert m.holds is False and "274,877,906,944" in m.evidence
+    assert [c.holds for c in st.checks if c.kind == "numeric"] == [True]
+    assert "expect: refuted" in d.yaml and "corrected: \"DRAFT" in d.yaml
+    assert check_text([write(tmp_path, text)]).problems == ()      # the text's own arithmetic is right
+
+
+def test_parameters_of_the_attention_are_measured_without_biases_when_the_figure_says_so(tmp_path):
+    # by hand: 4d² = 4 · 512² = 1,048,576 (the weights); with biases 4d² + 4d = 1,050,624
+    text = "Problem: d_model=512, h=8.\n\nTotal: 786,432 + 262,144 = 1,048,576 parameters\n"
+    d = draft_text([write(tmp_path, text)])
+    [m] = [c for s in d.statements for c in s.checks if c.kind == "measure"]
+    assert dict(m.fields)["quantity"] == "params_nobias" and m.holds is True
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    from grader.cli import main
+    nb = write(tmp_path, "{not json", "bad.ipynb")
+    with pytest.raises(SystemExit) as e:
+        main(["check-text", nb])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "bad.ipynb" in err and "Traceback" not in err
