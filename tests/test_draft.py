@@ -252,3 +252,21 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
         main(["check-text", nb])
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.count("\n") == 1 and "bad.ipynb" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- the new texts (not used to write the rules)
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
+
+
+def test_the_ffn_text_s_four_slips_and_nothing_else():
+    # its slips, by hand: 4,718,592 + 3,840 = 4,722,432 (line 31); 32 · 135,266,304 = 4,328,521,728 ≈ 4.3B
+    # (line 63); 270,532,608 + 134,217,728 = 404,750,336 ≈ 404.8M (line 71); A_i is n × n = 1024 × 1024 (line 81)
+    r = check_text([str(EXAMPLES / "ffn.md")])
+    assert [(p.line, p.kind) for p in r.problems] == [(31, "arithmetic"), (63, "arithmetic"), (71, "total"), (81, "shape")]
+
+
+def test_the_kv_cache_text_two_of_its_three_slips_and_nothing_else():
+    # its slips (its first line): 32 · 16,384 = 524,288 (line 25); 536,870,912 B ≈ 537 MB (line 40);
+    # "8 · 2.1 GB ≈ 18.2 GB" (line 29) is not found: a unit inside a computation is not recomputed
+    r = check_text([str(EXAMPLES / "kv-cache.md")])
+    assert [(p.line, p.kind) for p in r.problems] == [(25, "arithmetic"), (40, "arithmetic")]

@@ -60,6 +60,8 @@ _NUMTOK = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?(?:\s?(?:[KMBT]|thousand|million|
 _STOP = frozenset("""is of a an the to in on by for and or as at be we it so if per each with all its are has was
 not but via from than one two who how why use out our can may any new own see set too yet""".split())
 _ASIDE = re.compile(r"\((?=[^()]*[A-Za-z]{4})[^()=]{1,40}\)")
+_PER = re.compile(r"\b(?:per|each|a|every|in total|in all)\s+(?:token|layer|head|sequence|step|position|block|batch|query|key)s?\b"
+                  r"(?:\s+(?:per|and)\s+(?:token|layer|head|sequence|step|position|block)s?\b)*")
 _OPS = set("·×*⋅/+-−^²³⁴√()[]ᵀ") | set("₀₁₂₃₄₅₆₇₈₉")
 
 
@@ -95,6 +97,7 @@ def chains(text: str, values: dict[str, Fraction]) -> list[Chain]:
     """The chains of a statement, each piece read (see the module doc)."""
     names = frozenset(values)
     text = _ASIDE.sub(lambda m: " " * len(m.group(0)), text)
+    text = _PER.sub(lambda m: " " * len(m.group(0)), text)
     rels: list[re.Match[str]] = []
     for m in _REL.finditer(text):
         if len(rels) >= MAX_RELATIONS:
@@ -211,18 +214,28 @@ def slips(chain: Chain) -> list[Slip]:
         return []
     exact = next((p for p in nums if p.tol == 0 and not p.figure), None) or next((p for p in nums if p.tol == 0), None)
     out = []
+    literal = [p for p in nums if not _has_names(p)]
+    exact = next((p for p in literal if p.tol == 0 and not p.figure), None) or exact
     if exact is not None and exact.value is not None:
         ref = exact.value
+        agreeing = sum(1 for p in literal if p.value is not None and abs(p.value - ref) <= p.tol)
         for p in nums:
             if p is exact or p.value is None:
                 continue
             if abs(p.value - ref) > p.tol:
+                if _has_names(p) and agreeing >= 2 and not _has_names(exact):
+                    continue        # the text put in other values than the ones defined above: not a slip
                 out.append(Slip(chain, p, ref, p.text, f"{exact.text} = {show(ref)}"))
         return out
     for a, b in zip(nums, nums[1:]):
         if a.value is not None and b.value is not None and abs(a.value - b.value) > a.tol + b.tol:
             out.append(Slip(chain, b, a.value, b.text, f"{a.text} = {show(a.value)}"))
     return out
+
+
+def _has_names(p: Piece) -> bool:
+    """Whether a piece's value came from values the text gave names (not from its own numbers)."""
+    return p.formula is not None and re.search(r"[A-Za-z]", p.formula) is not None
 
 
 def show(x: Fraction) -> str:
