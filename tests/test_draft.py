@@ -77,7 +77,7 @@ def test_a_wrong_identity_is_found(tmp_path):
     # h·d·(d/h) is d², not d²/h
     assert problems(tmp_path, "Total for Q: h·d·(d/h) = d².\n") == []
     [p] = problems(tmp_path, "Total for Q: h·d·(d/h) = d²/h.\n")
-    assert p.kind == "formula" or p.kind == "arithmetic"
+    assert p.kind == "formula" and p.says == "h·d·(d/h) = d²/h"
 
 
 def test_a_shape_that_disagrees_with_the_sizes_above(tmp_path):
@@ -270,3 +270,25 @@ def test_the_kv_cache_text_two_of_its_three_slips_and_nothing_else():
     # "8 · 2.1 GB ≈ 18.2 GB" (line 29) is not found: a unit inside a computation is not recomputed
     r = check_text([str(EXAMPLES / "kv-cache.md")])
     assert [(p.line, p.kind) for p in r.problems] == [(25, "arithmetic"), (40, "arithmetic")]
+
+
+def test_the_draft_is_deterministic(tmp_path):
+    text = "# A\n\nProblem: d_model=512, h=8.\n\nVerification: 4d² = 4·512² = 1,048,576 ✓\n\nHeads learn roles.\n"
+    path = write(tmp_path, text)
+    assert draft_text([path]).yaml == draft_text([path]).yaml
+
+
+def test_check_spec_gives_the_verdicts_the_draft_expects(tmp_path):
+    """The drafted expectations (holds, refuted from mha's formulas, unverifiable) are check-spec's
+    verdicts: a draft of Example 3's sentences runs with every claim as expected."""
+    from grader.claims.run import check_paths
+    text = ("# Example\n\nProblem: For n=2048, d=4096, h=32, compute the FLOPs.\n\n"
+            "Projections: O(nd²) = 2048 · 4096² ≈ 34.4B FLOPs\n\nVerification: 4d² = 4·4096² = 67,108,864 ✓\n\n"
+            "Each head might learn a different pattern.\n")
+    out = tmp_path / "s.yaml"
+    out.write_text(draft_text([write(tmp_path, text)], output=str(out)).yaml, encoding="utf-8")
+    [subject] = check_paths([str(out)], train=False)
+    verdicts = {r.claim.quote[:12]: (r.verdict, r.ok) for r in subject.results}
+    assert verdicts["Projections:"] == ("refuted", True)     # 8nd² = 274.9 GFLOPs, not 34.4B
+    assert verdicts["Verification"] == ("holds", True)       # 4 · 4096² = 67,108,864
+    assert verdicts["Each head mi"] == ("unverifiable", True)
