@@ -31,6 +31,7 @@ def main() -> None:
     words = len(text.split())
     print(f"text: the 17-08 subject text repeated to {words:,} words (a repeated copy finds the parser's cache warm;"
           " the caches are emptied before each run)")
+    draft_sources([from_text(base[:2000], "warm.txt", "text")])     # the imports (SymPy, pint), not timed
     for name, run in (("draft", draft_sources), ("check-text", check_sources)):
         _cold()
         src = from_text(text, "bench.txt", "text")
