@@ -15,7 +15,7 @@ import importlib
 
 _EXPORTS = {
     "MultiHeadAttention": "mha.attention",
-    "LAYOUTS": "mha.attention",
+    "LAYOUTS": "mha.conversions",
     "trace": "mha.tracing",
     "Trace": "mha.tracing",
     "TRACE_NAMES": "mha.tracing",

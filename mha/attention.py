@@ -33,7 +33,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from mha.conversions import LAYOUTS, Conversions
-from mha.inputs import Inputs, _additive  # noqa: F401  (_additive: its first home)
+from mha.inputs import Inputs
 
 
 # The stage of the forward pass being run, read by mha.measure to attribute

@@ -17,7 +17,9 @@ Importing this package does not import torch.
 """
 from __future__ import annotations
 
-from .catalog import EXPERIMENTS, LIMITS, Experiment, experiment  # noqa: F401  (torch-free)
+from .catalog import EXPERIMENTS  # torch-free
+
+__all__ = ["EXPERIMENTS", "run"]
 
 
 def run(request: dict, attention=None) -> dict:
