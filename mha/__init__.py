@@ -12,6 +12,28 @@ torch is imported on first use of a name below, not by `import mha`.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__ loads them on first use
+    from mha.attention import MultiHeadAttention as MultiHeadAttention
+    from mha.block import FeedForward as FeedForward
+    from mha.block import Transformer as Transformer
+    from mha.block import TransformerBlock as TransformerBlock
+    from mha.conversions import LAYOUTS as LAYOUTS
+    from mha.kv_cache import KVCache as KVCache
+    from mha.measure import AttentionMatrices as AttentionMatrices
+    from mha.measure import FlopReport as FlopReport
+    from mha.measure import attention_matrices as attention_matrices
+    from mha.measure import count_parameters as count_parameters
+    from mha.measure import measure_flops as measure_flops
+    from mha.measure_model import MEASURE_NAMES as MEASURE_NAMES
+    from mha.measure_model import ModelMeasurement as ModelMeasurement
+    from mha.measure_model import decode_step_flops as decode_step_flops
+    from mha.measure_model import kv_cache_bytes as kv_cache_bytes
+    from mha.measure_model import measure_model as measure_model
+    from mha.tracing import TRACE_NAMES as TRACE_NAMES
+    from mha.tracing import Trace as Trace
+    from mha.tracing import trace as trace
 
 _EXPORTS = {
     "MultiHeadAttention": "mha.attention",
@@ -38,7 +60,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     if name in _EXPORTS:
         value = getattr(importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value
@@ -46,5 +68,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'mha' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(list(globals()) + __all__)

@@ -25,24 +25,38 @@ inputs and the masks, mha.inputs (both mixins of MultiHeadAttention).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch import Tensor
 
-from mha.conversions import LAYOUTS, Conversions
+from mha.conversions import LAYOUTS, QKV, Conversions, Layout
 from mha.inputs import Inputs
 
+if TYPE_CHECKING:
+    from torch.types import Device
+
+    from mha.kv_cache import KVCache
 
 # The stage of the forward pass being run, read by mha.measure to attribute
-# FLOPs: a name, or ("in_proj", (C, C, C)) for the packed Q/K/V projection.
-_STAGE: ContextVar = ContextVar("mha_stage", default=None)
+# FLOPs: a name, or ("in_proj", (C, g·d_k, g·d_k)) for the packed Q/K/V projection.
+Stage: TypeAlias = str | tuple[str, tuple[int, int, int]]
+_STAGE: ContextVar[Stage | None] = ContextVar("mha_stage", default=None)
+
+
+class _Factory(TypedDict):
+    """The device and dtype every new parameter is made with (torch's factory_kwargs)."""
+    device: Device
+    dtype: torch.dtype | None
 
 
 @contextmanager
-def _stage(name):
+def _stage(name: Stage) -> Iterator[None]:
     token = _STAGE.set(name)
     try:
         yield
@@ -50,7 +64,7 @@ def _stage(name):
         _STAGE.reset(token)
 
 
-def _positive_int(name, value):
+def _positive_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return value
@@ -68,8 +82,21 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
     (multi-query attention, MQA). W^K and W^V then have g·d_k columns instead of h·d_k.
     """
 
-    def __init__(self, d_model, num_heads, *, kdim=None, vdim=None, bias=True, dropout=0.0,
-                 layout="fused", batch_first=True, device=None, dtype=None, n_kv_heads=None):
+    # the parameters of one layout or the other (see the module doc), made in __init__
+    in_proj_weight: nn.Parameter  # fused, kdim == vdim == d_model
+    q_proj_weight: nn.Parameter  # fused, otherwise
+    k_proj_weight: nn.Parameter
+    v_proj_weight: nn.Parameter
+    W_i_Q: nn.ParameterList  # per_head
+    W_i_K: nn.ParameterList
+    W_i_V: nn.ParameterList
+    b_i_Q: nn.ParameterList  # per_head with bias
+    b_i_K: nn.ParameterList
+    b_i_V: nn.ParameterList
+
+    def __init__(self, d_model: int, num_heads: int, *, kdim: int | None = None, vdim: int | None = None,
+                 bias: bool = True, dropout: float = 0.0, layout: Layout = "fused", batch_first: bool = True,
+                 device: Device = None, dtype: torch.dtype | None = None, n_kv_heads: int | None = None) -> None:
         super().__init__()
         _positive_int("d_model", d_model)
         _positive_int("num_heads", num_heads)
@@ -98,9 +125,12 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
         self.bias, self.dropout = bool(bias), float(dropout)
         self.layout, self.batch_first = layout, bool(batch_first)
         self.packed = layout == "fused" and kdim == d_model and vdim == d_model
-        fk = {"device": device, "dtype": dtype}
+        fk: _Factory = {"device": device, "dtype": dtype}
         C, nh, hs, g, kvw = d_model, num_heads, self.d_k, n_kv_heads, self.kv_width
-        new = lambda *shape: nn.Parameter(torch.empty(*shape, **fk))  # noqa: E731
+
+        def new(*shape: int) -> nn.Parameter:
+            return nn.Parameter(torch.empty(*shape, **fk))
+
         if layout == "fused":
             if self.packed:
                 self.in_proj_weight = new(C + 2 * kvw, C)  # rows: W^Q (C, C), W^K, W^V (g·d_k, C) each
@@ -119,14 +149,14 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
 
     # ------------------------------------------------------------------ weights
 
-    def _reset_parameters(self):
+    def _reset_parameters(self) -> None:
         """nn.MultiheadAttention's initialisation: Xavier-uniform in-projections, zero biases
         (W^O keeps nn.Linear's initialisation, as in torch)."""
         with torch.no_grad():
             if self.layout == "fused":
                 for w in ((self.in_proj_weight,) if self.packed else self._in_weights_out_in()):
                     nn.init.xavier_uniform_(w)
-                if self.bias:
+                if self.in_proj_bias is not None:
                     self.in_proj_bias.zero_()
             else:  # draw the full W^Q, W^K, W^V as the fused layout does, then split into heads
                 w = self.out_proj.weight
@@ -138,53 +168,61 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
                     if self.bias:
                         for b_i in getattr(self, f"b_i_{n}"):
                             b_i.zero_()
-            if self.bias:
+            if self.out_proj.bias is not None:
                 self.out_proj.bias.zero_()
 
-    def _in_weights_out_in(self):
+    def _in_weights_out_in(self) -> QKV:
         """(W^Q, W^K, W^V) in torch orientation (out, in); views, no copies. Fused layout only."""
         if self.packed:
-            return self.in_proj_weight.split(self._split)  # (C, C), (g·d_k, C), (g·d_k, C)
+            Wq, Wk, Wv = self.in_proj_weight.split(self._split)  # (C, C), (g·d_k, C), (g·d_k, C)
+            return Wq, Wk, Wv
         return self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
 
-    def _in_biases(self):
+    def _in_biases(self) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
         if self.layout == "per_head":
             if not self.bias:
                 return None, None, None
-            return tuple(torch.cat(list(getattr(self, f"b_i_{n}"))) for n in "QKV")
-        return self.in_proj_bias.split(self._split) if self.bias else (None, None, None)
+            bq, bk, bv = (torch.cat(list(getattr(self, f"b_i_{n}"))) for n in "QKV")  # (C), (g·d_k) × 2
+            return bq, bk, bv
+        if self.in_proj_bias is None:
+            return None, None, None
+        bq, bk, bv = self.in_proj_bias.split(self._split)  # (C), (g·d_k), (g·d_k)
+        return bq, bk, bv
 
     @property
-    def _split(self):
+    def _split(self) -> tuple[int, int, int]:
         """Rows of W^Q, W^K, W^V in the packed weight (and entries of the packed bias)."""
         return (self.d_model, self.kv_width, self.kv_width)
 
-    def _in_weights_text(self):
+    def _in_weights_text(self) -> QKV:
         if self.layout == "per_head":
-            return tuple(torch.cat(list(getattr(self, f"W_i_{n}")), dim=1) for n in "QKV")
-        return tuple(w.T for w in self._in_weights_out_in())
+            # the heads side by side: (d_model, h·d_k), (kdim, g·d_k), (vdim, g·d_v)
+            WQ, WK, WV = (torch.cat(list(getattr(self, f"W_i_{n}")), dim=1) for n in "QKV")
+            return WQ, WK, WV
+        Wq, Wk, Wv = self._in_weights_out_in()
+        return Wq.T, Wk.T, Wv.T  # (in, out): (d_model, C), (kdim, g·d_k), (vdim, g·d_k)
 
     @property
-    def W_Q(self):
+    def W_Q(self) -> Tensor:
         """W^Q as the text writes it: (d_model, h·d_k), Q_all = Q · W^Q."""
         return self._in_weights_text()[0]
 
     @property
-    def W_K(self):
+    def W_K(self) -> Tensor:
         """W^K: (kdim, g·d_k) (g = n_kv_heads; h·d_k without GQA)."""
         return self._in_weights_text()[1]
 
     @property
-    def W_V(self):
+    def W_V(self) -> Tensor:
         """W^V: (vdim, g·d_v)."""
         return self._in_weights_text()[2]
 
     @property
-    def W_O(self):
+    def W_O(self) -> Tensor:
         """W^O as the text writes it: (h·d_v, d_model)."""
-        return self.out_proj.weight.T
+        return self.out_proj.weight.T  # (C, h·d_v) → (h·d_v, C)
 
-    def head_weights(self, i):
+    def head_weights(self, i: int) -> QKV:
         """(W_i^Q, W_i^K, W_i^V) of head i in the text's orientation: (d_model, d_k), (kdim, d_k), (vdim, d_v).
         With GQA, W_i^K and W_i^V are those of head i's group j = i // (h/g), shared by its query heads."""
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.num_heads:
@@ -196,7 +234,7 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
         q_cols, kv_cols = slice(i * self.d_k, (i + 1) * self.d_k), slice(j * self.d_k, (j + 1) * self.d_k)
         return WQ[:, q_cols], WK[:, kv_cols], WV[:, kv_cols]
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         extra = "" if self.kdim == self.vdim == self.d_model else f", kdim={self.kdim}, vdim={self.vdim}"
         if self.n_kv_heads != self.num_heads:
             extra += f", n_kv_heads={self.n_kv_heads}"
@@ -205,8 +243,9 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
 
     # ------------------------------------------------------------------ forward
 
-    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-                average_attn_weights=True, is_causal=False, kv_cache=None):
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
+                need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
+                is_causal: bool = False, kv_cache: KVCache | None = None) -> tuple[Tensor, Tensor | None]:
         """Attend from `query` to `key`/`value`; returns (output, weights or None).
 
         Shapes as nn.MultiheadAttention: query (B, L, C) if batch_first else (L, B, C), or
@@ -222,15 +261,18 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
         return self._run(query, key, value, key_padding_mask, need_weights, attn_mask,
                          average_attn_weights, is_causal, kv_cache=kv_cache)
 
-    def new_kv_cache(self, batch, max_len, *, dtype=None, device=None):
+    def new_kv_cache(self, batch: int, max_len: int, *, dtype: torch.dtype | None = None,
+                     device: Device = None) -> KVCache:
         """An empty mha.KVCache for this layer: keys and values of up to max_len tokens, g heads of d_k."""
         from mha.kv_cache import KVCache
         w = self.out_proj.weight
         return KVCache(batch, self.n_kv_heads, self.d_k, max_len, dtype=dtype or w.dtype,
                        device=w.device if device is None else device)
 
-    def _run(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-             average_attn_weights=True, is_causal=False, record=None, kv_cache=None):
+    def _run(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
+             need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
+             is_causal: bool = False, record: dict[str, Tensor] | None = None,
+             kv_cache: KVCache | None = None) -> tuple[Tensor, Tensor | None]:
         self_attention = query is key and key is value
         q, k, v, unbatched = self._batch_first_inputs(query, key, value)
         B, T, C = q.size()  # batch, query length, d_model
@@ -250,6 +292,7 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
             record.update(Q=q, K=k, V=v, Q_i=Qh, K_i=K_i, V_i=V_i)
 
         p = self.dropout if self.training else 0.0
+        att: Tensor | None  # the attention weights A_i, when they are computed
         if not need_weights and record is None:
             # fast path: one fused kernel, the (B, nh, T, S) weights are never materialised
             with _stage("attention"):
@@ -289,7 +332,7 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
 
         if att is not None and need_weights:
             att = att.mean(dim=1) if average_attn_weights else att  # (B, T, S) or (B, nh, T, S)
-            att = att.squeeze(0) if unbatched else att
+            att = att.squeeze(0) if unbatched else att  # unbatched: (T, S) or (nh, T, S)
         else:
             att = None
         if unbatched:
@@ -298,13 +341,13 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
             out = out.transpose(0, 1)  # (T, B, C)
         return out, att
 
-    def _project(self, q, k, v, self_attention):
+    def _project(self, q: Tensor, k: Tensor, v: Tensor, self_attention: bool) -> QKV:
         """Q_i for all query heads (B, nh, T, hs); K_j, V_j for all key/value heads (B, g, S, hs)."""
         B, T, C = q.size()
         S = k.size(1)
         nh, hs, g = self.num_heads, self.d_k, self.n_kv_heads
         if self.layout == "per_head":
-            heads = []
+            heads: list[Tensor] = []
             for n, x, count in zip("QKV", (q, k, v), (nh, g, g)):
                 with _stage(f"{n.lower()}_proj"):
                     Ws = getattr(self, f"W_i_{n}")
@@ -317,7 +360,8 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
                         x_i = x @ W_i if b_i is None else (x @ W_i).add_(b_i)
                         stacked[:, i].copy_(x_i)
                     heads.append(stacked)
-            return tuple(heads)
+            Qh, Kh, Vh = heads
+            return Qh, Kh, Vh
         Wq, Wk, Wv = self._in_weights_out_in()
         bq, bk, bv = self._in_biases()
         if self_attention and self.packed:
@@ -326,7 +370,8 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
                 qkv = _linear(q, self.in_proj_weight, self.in_proj_bias)  # (B, T, C + 2·g·hs)
             if g == nh:
                 qkv = qkv.view(B, T, 3, nh, hs)  # (B, T, 3, nh, hs)
-                return tuple(t.transpose(1, 2) for t in qkv.unbind(2))  # 3 × (B, nh, T, hs)
+                Qh, Kh, Vh = (t.transpose(1, 2) for t in qkv.unbind(2))  # 3 × (B, T, nh, hs) → (B, nh, T, hs)
+                return Qh, Kh, Vh
             q, k, v = qkv.split(self._split, dim=-1)  # (B, T, C), (B, T, g·hs), (B, T, g·hs)
             return (q.view(B, T, nh, hs).transpose(1, 2),  # (B, nh, T, hs)
                     k.view(B, T, g, hs).transpose(1, 2),  # (B, g, T, hs)
@@ -342,15 +387,16 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
                 v.view(B, S, g, hs).transpose(1, 2))  # (B, g, S, hs)
 
 
-def _share(kv, nh):
+def _share(kv: Tensor, nh: int) -> Tensor:
     """K or V heads (B, g, S, hs) repeated for the nh query heads: query head i gets head i // (nh/g)."""
     B, g, S, hs = kv.shape
     if g == nh:
         return kv
-    return kv[:, :, None].expand(B, g, nh // g, S, hs).reshape(B, nh, S, hs)  # (B, nh, S, hs)
+    # (B, g, 1, S, hs) → (B, g, nh/g, S, hs) → (B, nh, S, hs)
+    return kv[:, :, None].expand(B, g, nh // g, S, hs).reshape(B, nh, S, hs)
 
 
-def _linear(x, weight, bias):
+def _linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     """x·weightᵀ + bias, as a matmul and then an in-place bias add rather than F.linear's fused
     addmm: the same function (and the same FLOPs: 2·M·K·N, plus one addition per output element
     for the bias), and on the "meta" device both ops have C++ shape kernels, whereas torch's

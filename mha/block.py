@@ -14,17 +14,28 @@ The matmuls run under the stages mha.measure_flops reports: the attention's, `ff
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, cast
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch import Tensor
 
-from mha.attention import MultiHeadAttention, _linear, _positive_int, _stage
+from mha.attention import MultiHeadAttention, _Factory, _linear, _positive_int, _stage
 
-ACTIVATIONS = ("gelu", "gelu_tanh", "relu", "silu", "swiglu")
-NORMS = ("layernorm", "rmsnorm")
+if TYPE_CHECKING:
+    from torch.types import Device
+
+    from mha.kv_cache import KVCache
+
+Activation = Literal["gelu", "gelu_tanh", "relu", "silu", "swiglu"]
+Norm = Literal["layernorm", "rmsnorm"]
+ACTIVATIONS: tuple[Activation, ...] = ("gelu", "gelu_tanh", "relu", "silu", "swiglu")
+NORMS: tuple[Norm, ...] = ("layernorm", "rmsnorm")
 
 
-def _norm(kind, d_model, eps, bias, fk):
+def _norm(kind: Norm, d_model: int, eps: float, bias: bool, fk: _Factory) -> nn.LayerNorm | nn.RMSNorm:
     if kind == "layernorm":
         return nn.LayerNorm(d_model, eps=eps, bias=bias, **fk)  # γ, β: 2·d (γ only without bias)
     return nn.RMSNorm(d_model, eps=eps, **fk)  # γ: d
@@ -34,19 +45,20 @@ class FeedForward(nn.Module):
     """Position-wise feed-forward: d_model → d_ff → d_model, with `activation` in between
     ("swiglu": a gated linear unit with SiLU, three matrices, as LLaMA)."""
 
-    def __init__(self, d_model, d_ff, activation="gelu", *, bias=True, dropout=0.0, device=None, dtype=None):
+    def __init__(self, d_model: int, d_ff: int, activation: Activation = "gelu", *, bias: bool = True,
+                 dropout: float = 0.0, device: Device = None, dtype: torch.dtype | None = None) -> None:
         super().__init__()
         _positive_int("d_model", d_model)
         _positive_int("d_ff", d_ff)
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-        fk = {"device": device, "dtype": dtype}
+        fk: _Factory = {"device": device, "dtype": dtype}
         self.activation, self.dropout = activation, float(dropout)
         self.up = nn.Linear(d_model, d_ff, bias=bias, **fk)  # W₁: (out, in) = (d_ff, d_model)
         self.gate = nn.Linear(d_model, d_ff, bias=bias, **fk) if activation == "swiglu" else None
         self.down = nn.Linear(d_ff, d_model, bias=bias, **fk)  # W₂: (d_model, d_ff)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         with _stage("ffn"):
             h = _linear(x, self.up.weight, self.up.bias)  # (B, T, d_ff)
             if self.gate is not None:
@@ -67,34 +79,39 @@ class TransformerBlock(nn.Module):
     """Attention and feed-forward, each with a residual connection and a norm (pre- or post-).
     Batch-first: x (B, T, d_model) → (B, T, d_model)."""
 
-    def __init__(self, d_model, num_heads, d_ff, *, n_kv_heads=None, activation="gelu", norm="layernorm",
-                 norm_first=True, bias=True, dropout=0.0, norm_eps=1e-5, device=None, dtype=None):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, *, n_kv_heads: int | None = None,
+                 activation: Activation = "gelu", norm: Norm = "layernorm", norm_first: bool = True, bias: bool = True,
+                 dropout: float = 0.0, norm_eps: float = 1e-5, device: Device = None,
+                 dtype: torch.dtype | None = None) -> None:
         super().__init__()
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-        fk = {"device": device, "dtype": dtype}
+        fk: _Factory = {"device": device, "dtype": dtype}
         self.norm_first, self.dropout = bool(norm_first), float(dropout)
         self.attn = MultiHeadAttention(d_model, num_heads, n_kv_heads=n_kv_heads, bias=bias, dropout=dropout, **fk)
         self.ffn = FeedForward(d_model, d_ff, activation, bias=bias, dropout=dropout, **fk)
         self.norm1 = _norm(norm, d_model, norm_eps, bias, fk)
         self.norm2 = _norm(norm, d_model, norm_eps, bias, fk)
 
-    def _sa(self, x, **kw):
+    def _sa(self, x: Tensor, **kw: object) -> Tensor:
         y, _ = self.attn(x, x, x, need_weights=False, **kw)  # (B, T, C)
         return F.dropout(y, self.dropout, self.training)
 
-    def _ff(self, x):
+    def _ff(self, x: Tensor) -> Tensor:
         return F.dropout(self.ffn(x), self.dropout, self.training)  # (B, T, C)
 
-    def forward(self, x, *, is_causal=False, attn_mask=None, key_padding_mask=None, kv_cache=None):
+    def forward(self, x: Tensor, *, is_causal: bool = False, attn_mask: Tensor | None = None,
+                key_padding_mask: Tensor | None = None, kv_cache: KVCache | None = None) -> Tensor:
         kw = dict(is_causal=is_causal, attn_mask=attn_mask, key_padding_mask=key_padding_mask, kv_cache=kv_cache)
         if self.norm_first:
             x = x + self._sa(self.norm1(x), **kw)
             return x + self._ff(self.norm2(x))
         x = self.norm1(x + self._sa(x, **kw))
-        return self.norm2(x + self._ff(x))
+        out: Tensor = self.norm2(x + self._ff(x))
+        return out
 
-    def new_kv_cache(self, batch, max_len, *, dtype=None, device=None):
+    def new_kv_cache(self, batch: int, max_len: int, *, dtype: torch.dtype | None = None,
+                     device: Device = None) -> KVCache:
         return self.attn.new_kv_cache(batch, max_len, dtype=dtype, device=device)
 
 
@@ -103,19 +120,21 @@ class Transformer(nn.Module):
     n_layers causal TransformerBlocks, a final norm (pre-norm stacks, by default), and an output
     layer tied to the embedding or not. tokens (B, T) → logits (B, T, vocab_size)."""
 
-    def __init__(self, vocab_size, d_model, n_layers, num_heads, d_ff, *, max_len=None, n_kv_heads=None,
-                 activation="gelu", norm="layernorm", norm_first=True, final_norm=None, bias=True,
-                 tie_embeddings=True, dropout=0.0, norm_eps=1e-5, device=None, dtype=None):
+    def __init__(self, vocab_size: int, d_model: int, n_layers: int, num_heads: int, d_ff: int, *,
+                 max_len: int | None = None, n_kv_heads: int | None = None, activation: Activation = "gelu",
+                 norm: Norm = "layernorm", norm_first: bool = True, final_norm: bool | None = None, bias: bool = True,
+                 tie_embeddings: bool = True, dropout: float = 0.0, norm_eps: float = 1e-5, device: Device = None,
+                 dtype: torch.dtype | None = None) -> None:
         super().__init__()
         _positive_int("vocab_size", vocab_size)
         _positive_int("n_layers", n_layers)
         if max_len is not None:
             _positive_int("max_len", max_len)
-        fk = {"device": device, "dtype": dtype}
+        fk: _Factory = {"device": device, "dtype": dtype}
         self.vocab_size, self.max_len, self.tie_embeddings = vocab_size, max_len, bool(tie_embeddings)
         self.tok_emb = nn.Embedding(vocab_size, d_model, **fk)  # E: (vocab, d_model)
         self.pos_emb = nn.Embedding(max_len, d_model, **fk) if max_len else None  # P: (max_len, d_model)
-        self.blocks = nn.ModuleList(
+        self.blocks: nn.ModuleList = nn.ModuleList(
             TransformerBlock(d_model, num_heads, d_ff, n_kv_heads=n_kv_heads, activation=activation, norm=norm,
                              norm_first=norm_first, bias=bias, dropout=dropout, norm_eps=norm_eps, **fk)
             for _ in range(n_layers))
@@ -125,11 +144,13 @@ class Transformer(nn.Module):
         if self.tie_embeddings:
             self.lm_head.weight = self.tok_emb.weight  # one matrix, counted once
 
-    def new_kv_caches(self, batch, max_len, *, dtype=None, device=None):
+    def new_kv_caches(self, batch: int, max_len: int, *, dtype: torch.dtype | None = None,
+                      device: Device = None) -> list[KVCache]:
         """One empty mha.KVCache per layer."""
-        return [b.new_kv_cache(batch, max_len, dtype=dtype, device=device) for b in self.blocks]
+        blocks = cast("list[TransformerBlock]", list(self.blocks))  # nn.ModuleList's items are nn.Modules to mypy
+        return [b.new_kv_cache(batch, max_len, dtype=dtype, device=device) for b in blocks]
 
-    def forward(self, tokens, *, kv_caches=None):
+    def forward(self, tokens: Tensor, *, kv_caches: Sequence[KVCache] | None = None) -> Tensor:
         """tokens (B, T) of ids; with kv_caches (from new_kv_caches), the tokens follow those cached."""
         if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.dtype != torch.long:
             raise ValueError(f"tokens must be a (batch, n) tensor of int64 token ids, got "
@@ -140,7 +161,7 @@ class Transformer(nn.Module):
         start = kv_caches[0].length if kv_caches else 0
         x = self.tok_emb(tokens)  # (B, T, C)
         if self.pos_emb is not None:
-            if start + T > self.max_len:
+            if start + T > self.pos_emb.num_embeddings:  # max_len
                 raise ValueError(f"positions {start}..{start + T - 1} exceed max_len {self.max_len}")
             x = x + self.pos_emb(torch.arange(start, start + T, device=tokens.device))  # (T, C) broadcast
         for i, block in enumerate(self.blocks):

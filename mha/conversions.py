@@ -2,24 +2,54 @@
 to torch.nn.MultiheadAttention, each the same function with the same weights."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal, Self
+
 import torch
 import torch.nn as nn
 
-LAYOUTS = ("fused", "per_head")
+if TYPE_CHECKING:
+    from mha.attention import MultiHeadAttention
+
+Layout = Literal["fused", "per_head"]
+LAYOUTS: tuple[Layout, ...] = ("fused", "per_head")
+
+# W^Q, W^K, W^V (or their biases, or one projection of each): three tensors, in that order
+QKV = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
 
 class Conversions:
     """to_layout, from_torch, to_torch (see mha.attention for the layouts)."""
 
-    def _like(self, layout, batch_first=None):
+    # What the conversions read of mha.MultiHeadAttention, the class they are a mixin of.
+    d_model: int
+    num_heads: int
+    n_kv_heads: int
+    d_k: int
+    kdim: int
+    vdim: int
+    bias: bool
+    dropout: float
+    layout: Layout
+    batch_first: bool
+    training: bool
+    out_proj: nn.Linear
+    in_proj_bias: nn.Parameter | None
+
+    if TYPE_CHECKING:
+        def train(self, mode: bool = True) -> Self: ...
+        def _in_weights_out_in(self) -> QKV: ...
+        def _in_weights_text(self) -> QKV: ...
+        def _in_biases(self) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]: ...
+
+    def _like(self, layout: Layout, batch_first: bool | None = None) -> MultiHeadAttention:
         w = self.out_proj.weight
-        return type(self)(
+        return _attention_class(type(self))(
             self.d_model, self.num_heads, kdim=self.kdim, vdim=self.vdim, bias=self.bias,
             dropout=self.dropout, layout=layout,
             batch_first=self.batch_first if batch_first is None else batch_first,
             device=w.device, dtype=w.dtype, n_kv_heads=self.n_kv_heads)
 
-    def to_layout(self, layout):
+    def to_layout(self, layout: Layout) -> MultiHeadAttention:
         """A new module in `layout` ("fused" or "per_head") computing the same function."""
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
@@ -28,21 +58,21 @@ class Conversions:
             Ws, bs = self._in_weights_text(), self._in_biases()  # text orientation (in, h·d_k)
             if layout == "fused":
                 for w, src in zip(new._in_weights_out_in(), Ws):
-                    w.copy_(src.T)
-                if self.bias:
-                    new.in_proj_bias.copy_(torch.cat(bs))
+                    w.copy_(src.T)  # text (in, out) → torch (out, in)
+                if new.in_proj_bias is not None:  # with bias: bs are three tensors
+                    new.in_proj_bias.copy_(torch.cat([b for b in bs if b is not None]))
             else:
                 hs = self.d_k
                 for n, W, b, heads in zip("QKV", Ws, bs, (self.num_heads, self.n_kv_heads, self.n_kv_heads)):
                     for i in range(heads):
                         getattr(new, f"W_i_{n}")[i].copy_(W[:, i * hs:(i + 1) * hs])
-                        if self.bias:
+                        if b is not None:
                             getattr(new, f"b_i_{n}")[i].copy_(b[i * hs:(i + 1) * hs])
             new.out_proj.load_state_dict(self.out_proj.state_dict())
         return new.train(self.training)
 
     @classmethod
-    def from_torch(cls, m):
+    def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
         """The same function, with the same weights, as the torch.nn.MultiheadAttention `m`."""
         if not isinstance(m, nn.MultiheadAttention):
             raise ValueError(f"m must be a torch.nn.MultiheadAttention, got {type(m).__name__}")
@@ -51,19 +81,19 @@ class Conversions:
         if m.add_zero_attn:
             raise ValueError("m has add_zero_attn=True, which mha.MultiHeadAttention does not support")
         w = m.out_proj.weight
-        new = cls(m.embed_dim, m.num_heads, kdim=m.kdim, vdim=m.vdim, bias=m.in_proj_bias is not None,
+        new = _attention_class(cls)(m.embed_dim, m.num_heads, kdim=m.kdim, vdim=m.vdim, bias=m.in_proj_bias is not None,
                   dropout=m.dropout, batch_first=m.batch_first, device=w.device, dtype=w.dtype)
         with torch.no_grad():
             src = (m.in_proj_weight.chunk(3) if m._qkv_same_embed_dim
                    else (m.q_proj_weight, m.k_proj_weight, m.v_proj_weight))
             for dst, s in zip(new._in_weights_out_in(), src):
                 dst.copy_(s)
-            if new.bias:
+            if new.in_proj_bias is not None:
                 new.in_proj_bias.copy_(m.in_proj_bias)
             new.out_proj.load_state_dict(m.out_proj.state_dict())
         return new.train(m.training)
 
-    def to_torch(self):
+    def to_torch(self) -> nn.MultiheadAttention:
         """A torch.nn.MultiheadAttention with the same function and the same weights (MHA only)."""
         if self.n_kv_heads != self.num_heads:
             raise ValueError(f"torch.nn.MultiheadAttention has no grouped-query attention; this module has "
@@ -78,7 +108,15 @@ class Conversions:
                    else (m.q_proj_weight, m.k_proj_weight, m.v_proj_weight))
             for d, s in zip(dst, fused._in_weights_out_in()):
                 d.copy_(s)
-            if self.bias:
+            if fused.in_proj_bias is not None:
                 m.in_proj_bias.copy_(fused.in_proj_bias)
             m.out_proj.load_state_dict(fused.out_proj.state_dict())
         return m.train(self.training)
+
+
+def _attention_class(cls: type[Conversions]) -> type[MultiHeadAttention]:
+    """The class these conversions are a mixin of (mha.MultiHeadAttention or a subclass): `cls` itself."""
+    from mha.attention import MultiHeadAttention
+    if not issubclass(cls, MultiHeadAttention):
+        raise TypeError(f"{cls.__name__} is not an mha.MultiHeadAttention")
+    return cls

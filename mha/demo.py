@@ -9,9 +9,16 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+    from mha.attention import MultiHeadAttention
 
 
-def _report(m, x, out):
+def _report(m: MultiHeadAttention, x: torch.Tensor, out: Callable[[str], object]) -> None:
     import mha
 
     n, d = x.shape[-2], m.d_model
@@ -28,7 +35,7 @@ def _report(m, x, out):
         f"at {m.out_proj.weight.dtype}")
 
 
-def main(out=print):
+def main(out: Callable[[str], object] = print) -> int:
     import torch
 
     import mha

@@ -3,13 +3,31 @@ tensors' shapes, dtype and device as nn.MultiheadAttention takes them, the masks
 one additive mask, and a KV cache's fit."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
+import torch.nn as nn
+from torch import Tensor
+
+if TYPE_CHECKING:
+    from mha.kv_cache import KVCache
 
 
 class Inputs:
     """_batch_first_inputs, _merged_mask, _check_cache (see MultiHeadAttention.forward)."""
 
-    def _check_cache(self, cache, B, S_new, key_padding_mask, attn_mask):
+    # What the checks read of mha.MultiHeadAttention, the class they are a mixin of.
+    d_model: int
+    num_heads: int
+    n_kv_heads: int
+    d_k: int
+    kdim: int
+    vdim: int
+    batch_first: bool
+    out_proj: nn.Linear
+
+    def _check_cache(self, cache: KVCache, B: int, S_new: int, key_padding_mask: Tensor | None,
+                     attn_mask: Tensor | None) -> int:
         """The number of tokens already in `cache`, after checking that it fits this layer and call."""
         from mha.kv_cache import KVCache
         if not isinstance(cache, KVCache):
@@ -24,7 +42,7 @@ class Inputs:
             raise ValueError(f"kv_cache is full: {cache.length} + {S_new} new tokens > max_len {cache.max_len}")
         return cache.length
 
-    def _batch_first_inputs(self, query, key, value):
+    def _batch_first_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor, bool]:
         """Check shapes; return query, key, value as (B, T|S, dim) views and whether input was unbatched."""
         for name, t in (("query", query), ("key", key), ("value", value)):
             if not isinstance(t, torch.Tensor):
@@ -52,16 +70,17 @@ class Inputs:
             raise ValueError(f"key and value must have the same leading dimensions (batch and n_k), "
                              f"got key {tuple(key.shape)} and value {tuple(value.shape)}")
         if unbatched:
-            return query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0), True
+            return query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0), True  # (n, dim) → (1, n, dim)
         if not self.batch_first:
-            query, key, value = (t.transpose(0, 1) for t in (query, key, value))  # (B, n, dim)
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))  # (n, B, dim) → (B, n, dim)
         if query.size(0) != key.size(0):
             raise ValueError(f"query and key must have the same batch size, "
                              f"got {query.size(0)} and {key.size(0)}")
         return query, key, value, False
 
-    def _merged_mask(self, key_padding_mask, attn_mask, is_causal, B, T, S, unbatched, dtype, device, explicit,
-                     past=0):
+    def _merged_mask(self, key_padding_mask: Tensor | None, attn_mask: Tensor | None, is_causal: bool, B: int, T: int,
+                     S: int, unbatched: bool, dtype: torch.dtype, device: torch.device, explicit: bool,
+                     past: int = 0) -> tuple[Tensor | None, bool]:
         """One additive mask broadcastable to (B, nh, T, S), or None; and the is_causal flag for SDPA.
         past: tokens already in a KV cache; the T queries are then the last T positions of S."""
         nh = self.num_heads
@@ -77,7 +96,7 @@ class Inputs:
         if is_causal and attn_mask is None:
             # query t (position past + t) sees keys 0..past + t
             attn_mask = torch.ones(T, S, dtype=torch.bool, device=device).tril(past).logical_not()  # (T, S)
-        mask = None
+        mask: Tensor | None = None
         if attn_mask is not None:
             ok = [(T, S), (nh, T, S)] if unbatched else [(T, S), (B * nh, T, S)]
             if tuple(attn_mask.shape) not in ok:
@@ -85,18 +104,18 @@ class Inputs:
                 raise ValueError(f"attn_mask must have shape {names[0]} = {ok[0]} or {names[1]} = {ok[1]}, "
                                  f"got {tuple(attn_mask.shape)}")
             mask = _additive(attn_mask, dtype, "attn_mask")
-            mask = mask.view(B, nh, T, S) if mask.dim() == 3 else mask  # (B, nh, T, S) or (T, S)
+            mask = mask.view(B, nh, T, S) if mask.dim() == 3 else mask  # (B·nh, T, S) → (B, nh, T, S), or (T, S)
         if key_padding_mask is not None:
             want = (S,) if unbatched else (B, S)
             if tuple(key_padding_mask.shape) != want:
                 raise ValueError(f"key_padding_mask must have shape {'(n_k,)' if unbatched else '(batch, n_k)'}"
                                  f" = {want}, got {tuple(key_padding_mask.shape)}")
-            kpm = _additive(key_padding_mask, dtype, "key_padding_mask").view(-1, 1, 1, S)  # (B, 1, 1, S)
+            kpm = _additive(key_padding_mask, dtype, "key_padding_mask").view(-1, 1, 1, S)  # (B, S) → (B, 1, 1, S)
             mask = kpm if mask is None else mask + kpm
         return mask, False
 
 
-def _additive(mask, dtype, name):
+def _additive(mask: Tensor, dtype: torch.dtype, name: str) -> Tensor:
     """A boolean mask (True = not allowed) as 0/−inf; a float mask as is, in `dtype`."""
     if mask.dtype == torch.bool:
         return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(mask, float("-inf"))

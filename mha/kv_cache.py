@@ -16,14 +16,21 @@ new keys/values are stored in the cache's dtype, and read back in the layer's.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
+from torch import Tensor
+
+if TYPE_CHECKING:
+    from torch.types import Device
 
 
 class KVCache:
     """Keys and values of the tokens seen so far, for one layer: `k`, `v` each (B, g, max_len, d_k),
     of which the first `length` positions are filled."""
 
-    def __init__(self, batch, n_kv_heads, d_k, max_len, *, dtype=torch.float32, device=None):
+    def __init__(self, batch: int, n_kv_heads: int, d_k: int, max_len: int, *, dtype: torch.dtype = torch.float32,
+                 device: Device = None) -> None:
         for name, value in (("batch", batch), ("n_kv_heads", n_kv_heads), ("d_k", d_k), ("max_len", max_len)):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -35,10 +42,10 @@ class KVCache:
         self.length = 0
 
     @property
-    def dtype(self):
+    def dtype(self) -> torch.dtype:
         return self.k.dtype
 
-    def append(self, k, v):
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Store the new keys/values k, v (B, g, S_new, d_k); return all held so far, (B, g, length, d_k)
         each, in k's dtype."""
         start, end = self.length, self.length + k.size(2)
@@ -51,20 +58,20 @@ class KVCache:
                 self.v[:, :, :end].to(v.dtype))
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         """Bytes of the keys and values held now: 2 · B · g · length · d_k · bytes per element."""
         held = self.k[:, :, :self.length], self.v[:, :, :self.length]
         return sum(t.numel() * t.element_size() for t in held)
 
     @property
-    def capacity_bytes(self):
+    def capacity_bytes(self) -> int:
         """Bytes allocated (max_len tokens)."""
         return sum(t.numel() * t.element_size() for t in (self.k, self.v))
 
-    def reset(self):
+    def reset(self) -> None:
         """Forget every token (the memory stays allocated)."""
         self.length = 0
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"KVCache(batch={self.batch}, n_kv_heads={self.n_kv_heads}, d_k={self.d_k}, "
                 f"length={self.length}/{self.max_len}, dtype={self.dtype})")

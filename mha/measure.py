@@ -19,9 +19,17 @@ dropped. Dropout is not counted.
 from __future__ import annotations
 
 import math
-
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from types import MappingProxyType
+from types import MappingProxyType, TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import torch
+
+    from mha.attention import MultiHeadAttention
+    from mha.block import Transformer, TransformerBlock
 
 STAGES = ("q_proj", "k_proj", "v_proj", "qk", "av", "out_proj")
 BLOCK_STAGES = STAGES + ("ffn",)  # a TransformerBlock; a Transformer adds "lm_head"
@@ -33,36 +41,36 @@ SOFTMAX_FLOPS_PER_ELEMENT = 5
 class FlopReport:
     """Forward FLOPs of one call; matmul FLOPs by stage, the rest apart (1 multiply-add = 2 FLOPs)."""
 
-    by_stage: MappingProxyType
+    by_stage: MappingProxyType[str, int]
     softmax: int
     scaling: int
     masking: int
     bias: int
 
     @property
-    def projections(self):
+    def projections(self) -> int:
         s = self.by_stage
         return s["q_proj"] + s["k_proj"] + s["v_proj"] + s["out_proj"]
 
     @property
-    def attention(self):
+    def attention(self) -> int:
         return self.by_stage["qk"] + self.by_stage["av"]
 
     @property
-    def ffn(self):
+    def ffn(self) -> int:
         """Feed-forward matmuls (0 for a lone attention layer)."""
         return self.by_stage.get("ffn", 0)
 
     @property
-    def lm_head(self):
+    def lm_head(self) -> int:
         """The output layer's matmul (0 but for a Transformer)."""
         return self.by_stage.get("lm_head", 0)
 
     @property
-    def matmul_total(self):
+    def matmul_total(self) -> int:
         return sum(self.by_stage.values())
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, int]:
         return {**self.by_stage, "projections": self.projections, "attention": self.attention,
                 "matmul_total": self.matmul_total, "softmax": self.softmax, "scaling": self.scaling,
                 "masking": self.masking, "bias": self.bias}
@@ -73,17 +81,18 @@ class AttentionMatrices:
     """The attention-weight matrices A_i of one forward call: count = batch × h, each shape (n_q, n_k)."""
 
     count: int
-    shape: tuple
+    shape: tuple[int, int]
     elements: int
     bytes: int
 
 
-def count_parameters(m) -> int:
+def count_parameters(m: torch.nn.Module) -> int:
     """Number of parameters of a live module (works on "meta")."""
     return sum(p.numel() for p in m.parameters())
 
 
-def attention_matrices(m, query, key, dtype=None) -> AttentionMatrices:
+def attention_matrices(m: MultiHeadAttention, query: torch.Tensor, key: torch.Tensor,
+                       dtype: torch.dtype | None = None) -> AttentionMatrices:
     """How many attention-weight matrices a forward call makes, their shape and their bytes
     (at `dtype`, default the module's weights' dtype): read off the weights A_i that the
     forward computes, run on a "meta" twin of `m` (same configuration, no memory), so any
@@ -105,20 +114,21 @@ def attention_matrices(m, query, key, dtype=None) -> AttentionMatrices:
                               n_kv_heads=m.n_kv_heads)
     meta = [t.to("meta") for t in (query, key, value)]
     A = trace(twin, *meta)["A_i"]  # (…, h, n_q, n_k): one matrix per (batch item, head)
-    shape = tuple(A.shape[-2:])
+    n_q, n_k = A.shape[-2:]
     count = math.prod(A.shape[:-2])
     itemsize = torch.empty((), dtype=dtype, device="meta").element_size()
-    return AttentionMatrices(count, shape, A.numel(), A.numel() * itemsize)
+    return AttentionMatrices(count, (n_q, n_k), A.numel(), A.numel() * itemsize)
 
 
-def _check_module(m) -> None:
+def _check_module(m: object) -> None:
     from mha.attention import MultiHeadAttention
     if not isinstance(m, MultiHeadAttention):
         raise ValueError(f"m must be an mha.MultiHeadAttention (for a torch.nn.MultiheadAttention, measure "
                          f"MultiHeadAttention.from_torch(m)), got {type(m).__name__}")
 
 
-def measure_flops(m, query, key=None, value=None, **kw) -> FlopReport:
+def measure_flops(m: MultiHeadAttention | TransformerBlock | Transformer, query: torch.Tensor,
+                  key: torch.Tensor | None = None, value: torch.Tensor | None = None, **kw: object) -> FlopReport:
     """Run m(query, key, value, **kw) once under a counter and return its FLOPs by stage.
 
     kw as for m.forward (need_weights picks the path: True the explicit equations, False the
@@ -146,7 +156,7 @@ def measure_flops(m, query, key=None, value=None, **kw) -> FlopReport:
     return counter.report()
 
 
-def _sdpa_flops(q, k, v, masked):
+def _sdpa_flops(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, masked: bool) -> dict[str, int]:
     """Formula of one scaled_dot_product_attention call on q (…, L, E), k (…, S, E), v (…, S, Ev)."""
     *batch, L, E = q.shape
     S, Ev = k.shape[-2], v.shape[-1]
@@ -158,7 +168,7 @@ def _sdpa_flops(q, k, v, masked):
             "scaling": scores, "masking": scores if masked else 0}
 
 
-def _matmul_flops(func_name, args):
+def _matmul_flops(func_name: str, args: Sequence[torch.Tensor]) -> tuple[int, int]:
     """(matmul FLOPs, fused additions) of one aten matmul op."""
     a, b = {"mm": (0, 1), "bmm": (0, 1), "addmm": (1, 2), "baddbmm": (1, 2), "mv": (0, 1),
             "addmv": (1, 2), "dot": (0, 1)}[func_name]
@@ -175,10 +185,20 @@ def _matmul_flops(func_name, args):
     return 2 * batch * M * K * N, adds
 
 
-_COUNTER = None
+class _FlopCounter(Protocol):
+    """What measure_flops uses of the counter (a TorchDispatchMode, built by _counter_class)."""
+
+    def function_mode(self) -> AbstractContextManager[object]: ...
+    def report(self) -> FlopReport: ...
+    def __enter__(self) -> object: ...
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> object: ...
 
 
-def _counter_class():
+_COUNTER: Callable[[Sequence[str]], _FlopCounter] | None = None
+
+
+def _counter_class() -> Callable[[Sequence[str]], _FlopCounter]:
     """Built on first use so that importing mha.measure does not import torch."""
     global _COUNTER
     if _COUNTER is not None:
@@ -204,11 +224,13 @@ def _counter_class():
     class _Function(TorchFunctionMode):
         """Sees F.scaled_dot_product_attention before it is decomposed into kernels."""
 
-        def __init__(self, counter):
+        def __init__(self, counter: _Counter) -> None:
             super().__init__()
             self.counter = counter
 
-        def __torch_function__(self, func, types, args=(), kwargs=None):
+        # args: what the function was called with (tensors, numbers, None): each op its own
+        def __torch_function__(self, func: Callable[..., Any], types: Sequence[type], args: Sequence[Any] = (),
+                               kwargs: Mapping[str, Any] | None = None) -> Any:
             kwargs = kwargs or {}
             if func is F.scaled_dot_product_attention:
                 q, k, v = args[:3]
@@ -223,30 +245,31 @@ def _counter_class():
 
     class _Counter(TorchDispatchMode):
         @classmethod
-        def _should_skip_dynamo(cls):
+        def _should_skip_dynamo(cls) -> bool:
             # torch wraps every TorchDispatchMode's __torch_dispatch__ in torch._disable_dynamo
             # (so that torch.compile does not trace into it), which imports torch._dynamo, more
             # than a second, on the first op counted. Nothing here is compiled: opt out (if a
             # later torch drops this hook, the cost comes back; the counts do not change).
             return False
 
-        def __init__(self, stages=STAGES):
-            super().__init__()
+        def __init__(self, stages: Sequence[str] = STAGES) -> None:
+            # torch's TorchDispatchMode.__init__ has no annotations (it takes an optional dispatch key)
+            super().__init__()  # type: ignore[no-untyped-call]
             self.flops = dict.fromkeys(stages, 0)
             self.other = {"softmax": 0, "scaling": 0, "masking": 0, "bias": 0}
             self.inside_sdpa = 0
 
-        def function_mode(self):
+        def function_mode(self) -> _Function:
             return _Function(self)
 
-        def add_sdpa(self, q, k, v, masked):
+        def add_sdpa(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, masked: bool) -> None:
             f = _sdpa_flops(q, k, v, masked)
             self.flops["qk"] += f["qk"]
             self.flops["av"] += f["av"]
             for name in ("softmax", "scaling", "masking"):
                 self.other[name] += f[name]
 
-        def _add_matmul(self, flops, adds):
+        def _add_matmul(self, flops: int, adds: int) -> None:
             stage = _STAGE.get()
             if isinstance(stage, tuple):  # packed projection: split by output columns
                 _, parts = stage
@@ -264,7 +287,9 @@ def _counter_class():
             if adds:
                 self.other["masking" if stage in ("qk", "av") else "bias"] += adds
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        # args: the aten op's arguments (tensors, numbers, lists, None): each op its own schema
+        def __torch_dispatch__(self, func: torch._ops.OpOverload, types: Sequence[type], args: Sequence[Any] = (),
+                               kwargs: dict[str, Any] | None = None) -> Any:
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             if self.inside_sdpa:
@@ -292,7 +317,7 @@ def _counter_class():
                 raise RuntimeError(f"mha.measure_flops does not know how to count {func}; refusing to drop it")
             return out
 
-        def report(self):
+        def report(self) -> FlopReport:
             return FlopReport(MappingProxyType(dict(self.flops)), **self.other)
 
     _COUNTER = _Counter

@@ -12,8 +12,22 @@ The names in `MEASURE_NAMES` are those the spec language uses.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict
+
+if TYPE_CHECKING:
+    import torch
+
+    from mha.attention import MultiHeadAttention
+    from mha.block import Transformer, TransformerBlock
+    from mha.kv_cache import KVCache
+    from mha.measure import FlopReport
+
+    Model: TypeAlias = Transformer | TransformerBlock | MultiHeadAttention
+
+Kind = Literal["Transformer", "TransformerBlock", "MultiHeadAttention"]
 
 MEASURE_NAMES = MappingProxyType({
     "params.block": "parameters of one transformer block (the first)",
@@ -40,11 +54,11 @@ class ModelMeasurement:
     layers: int
     params_block: int
     params_model: int
-    forward: object  # FlopReport of the forward over n tokens
-    decode_step: object  # FlopReport of one token after n − 1 cached
+    forward: FlopReport  # the forward over n tokens
+    decode_step: FlopReport  # one token after n − 1 cached
     kv_cache_bytes: int  # b sequences of n tokens, all layers
 
-    def named(self):
+    def named(self) -> dict[str, int]:
         """{spec-language name: value} for every name in MEASURE_NAMES."""
         per_token = self.kv_cache_bytes // (self.n * self.batch)
         f = self.forward
@@ -56,83 +70,102 @@ class ModelMeasurement:
                 "bytes.kv_cache_token_layer": per_token // self.layers}
 
 
-def _kind(m):
+def _kind(m: object) -> Kind:
     from mha.attention import MultiHeadAttention
     from mha.block import Transformer, TransformerBlock
-    for cls in (Transformer, TransformerBlock, MultiHeadAttention):
-        if isinstance(m, cls):
-            return cls.__name__
+    if isinstance(m, Transformer):
+        return "Transformer"
+    if isinstance(m, TransformerBlock):
+        return "TransformerBlock"
+    if isinstance(m, MultiHeadAttention):
+        return "MultiHeadAttention"
     raise ValueError(f"m must be an mha.Transformer, mha.TransformerBlock or mha.MultiHeadAttention, "
                      f"got {type(m).__name__}")
 
 
-def _sizes(name, value):
+def _sizes(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return value
 
 
-def _inputs(m, kind, batch, n):
+def _inputs(m: Model, batch: int, n: int) -> torch.Tensor:
     """Zeros of the right shape on m's device: token ids for a Transformer, else (batch, n, d_model)."""
     import torch
+
+    from mha.attention import MultiHeadAttention
+    from mha.block import Transformer
     w = next(m.parameters())
-    if kind == "Transformer":
+    if isinstance(m, Transformer):
         return torch.zeros(batch, n, dtype=torch.long, device=w.device)  # (B, n)
-    d = m.d_model if kind == "MultiHeadAttention" else m.attn.d_model
+    d = m.d_model if isinstance(m, MultiHeadAttention) else m.attn.d_model
     return torch.zeros(batch, n, d, dtype=w.dtype, device=w.device)  # (B, n, d_model)
 
 
-def _caches(m, kind, batch, max_len, dtype):
-    if kind == "Transformer":
+def _caches(m: Model, batch: int, max_len: int, dtype: torch.dtype | None) -> list[KVCache]:
+    from mha.block import Transformer
+    if isinstance(m, Transformer):
         return m.new_kv_caches(batch, max_len, dtype=dtype)
     return [m.new_kv_cache(batch, max_len, dtype=dtype)]
 
 
-def _call(m, kind, x, caches, measure=False):
-    """One causal forward of m on x appending to caches; measured (a FlopReport) if asked."""
-    from mha.measure import measure_flops
+class _ForwardKwargs(TypedDict, total=False):
+    is_causal: bool
+    need_weights: bool
+    kv_cache: KVCache
+    kv_caches: Sequence[KVCache]
+
+
+def _forward_args(kind: Kind, x: torch.Tensor,
+                  caches: Sequence[KVCache]) -> tuple[tuple[torch.Tensor, ...], _ForwardKwargs]:
+    """The arguments of one causal forward of a `kind` module on x appending to caches."""
     if kind == "Transformer":
-        args, kw = (x,), {"kv_caches": caches}
-    elif kind == "TransformerBlock":
-        args, kw = (x,), {"is_causal": True, "kv_cache": caches[0]}
-    else:
-        args, kw = (x, x, x), {"is_causal": True, "kv_cache": caches[0], "need_weights": False}
-    if measure:
-        return measure_flops(m, *args, **kw)
+        return (x,), {"kv_caches": caches}
+    if kind == "TransformerBlock":
+        return (x,), {"is_causal": True, "kv_cache": caches[0]}
+    return (x, x, x), {"is_causal": True, "kv_cache": caches[0], "need_weights": False}
+
+
+def _call(m: Model, kind: Kind, x: torch.Tensor, caches: Sequence[KVCache]) -> None:
+    """One causal forward of m on x appending to caches."""
     import torch
+    args, kw = _forward_args(kind, x, caches)
     with torch.no_grad():
         m(*args, **kw)
 
 
-def kv_cache_bytes(m, n_tokens=1, *, batch=1, dtype=None) -> int:
+def kv_cache_bytes(m: Model, n_tokens: int = 1, *, batch: int = 1, dtype: torch.dtype | None = None) -> int:
     """Bytes of the KV caches that a causal forward over `batch` sequences of `n_tokens` fills,
     summed over layers, with caches at `dtype` (default: m's dtype). Runs on m's device."""
     kind = _kind(m)
     _sizes("n_tokens", n_tokens)
     _sizes("batch", batch)
-    caches = _caches(m, kind, batch, n_tokens, dtype)
-    _call(m, kind, _inputs(m, kind, batch, n_tokens), caches)
+    caches = _caches(m, batch, n_tokens, dtype)
+    _call(m, kind, _inputs(m, batch, n_tokens), caches)
     return sum(c.nbytes for c in caches)
 
 
-def decode_step_flops(m, n_past, *, batch=1):
+def decode_step_flops(m: Model, n_past: int, *, batch: int = 1) -> FlopReport:
     """FlopReport of decoding one token (per sequence of the batch) after n_past tokens are cached."""
     kind = _kind(m)
     if isinstance(n_past, bool) or not isinstance(n_past, int) or n_past < 0:
         raise ValueError(f"n_past must be a non-negative integer, got {n_past!r}")
     _sizes("batch", batch)
-    caches = _caches(m, kind, batch, n_past + 1, None)
+    caches = _caches(m, batch, n_past + 1, None)
     if n_past:
-        _call(m, kind, _inputs(m, kind, batch, n_past), caches)
-    return _call(m, kind, _inputs(m, kind, batch, 1), caches, measure=True)
+        _call(m, kind, _inputs(m, batch, n_past), caches)
+    from mha.measure import measure_flops
+    args, kw = _forward_args(kind, _inputs(m, batch, 1), caches)
+    return measure_flops(m, *args, **kw)  # the last token, measured
 
 
-def measure_model(m, n, *, batch=1, dtype=None) -> ModelMeasurement:
+def measure_model(m: Model, n: int, *, batch: int = 1, dtype: torch.dtype | None = None) -> ModelMeasurement:
     """Parameters, forward FLOPs over n tokens, one decoding step after n − 1, and KV-cache bytes
     for `batch` sequences of n tokens at `dtype` (a torch.dtype; default m's), of a Transformer,
     a TransformerBlock or a MultiHeadAttention (a block or a layer counts as one layer)."""
     import torch
 
+    from mha.block import Transformer
     from mha.measure import count_parameters, measure_flops
     kind = _kind(m)
     _sizes("n", n)
@@ -141,15 +174,15 @@ def measure_model(m, n, *, batch=1, dtype=None) -> ModelMeasurement:
     dtype = w.dtype if dtype is None else dtype
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise ValueError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
-    x = _inputs(m, kind, batch, n)
+    x = _inputs(m, batch, n)
     if kind == "MultiHeadAttention":
         forward = measure_flops(m, x, x, x, is_causal=True, need_weights=False)
     else:
         forward = measure_flops(m, x, is_causal=True) if kind == "TransformerBlock" else measure_flops(m, x)
-    block = m.blocks[0] if kind == "Transformer" else m
+    block = m.blocks[0] if isinstance(m, Transformer) else m
     return ModelMeasurement(
         n=n, batch=batch, dtype=str(dtype).removeprefix("torch."),
-        layers=len(m.blocks) if kind == "Transformer" else 1,
+        layers=len(m.blocks) if isinstance(m, Transformer) else 1,
         params_block=count_parameters(block), params_model=count_parameters(m), forward=forward,
         decode_step=decode_step_flops(m, n - 1, batch=batch),
         kv_cache_bytes=kv_cache_bytes(m, n, batch=batch, dtype=dtype))

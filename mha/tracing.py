@@ -9,9 +9,15 @@
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING, TypedDict, Unpack
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from mha.attention import MultiHeadAttention
 
 TRACE_NAMES = ("Q", "K", "V", "Q_i", "K_i", "V_i", "S_i", "A_i", "head_i", "concat", "output")
 
@@ -30,39 +36,47 @@ DESCRIPTIONS = MappingProxyType({
 })
 
 
+class MaskKwargs(TypedDict, total=False):
+    """What trace() takes besides query, key, value: the masks of MultiHeadAttention.forward."""
+    key_padding_mask: Tensor | None
+    attn_mask: Tensor | None
+    is_causal: bool
+
+
 @dataclass(frozen=True)
-class Trace(Mapping):
+class Trace(Mapping[str, "Tensor"]):
     """Read-only mapping name -> tensor. Batch-first whatever the module's batch_first:
     a leading batch dimension when the input was batched, none when unbatched; the per-head
     names (Q_i, K_i, V_i, S_i, A_i, head_i) have all heads stacked before the last two."""
 
-    tensors: Mapping = field(repr=False)
+    tensors: Mapping[str, Tensor] = field(repr=False)
     num_heads: int
     batched: bool
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Tensor:
         if name not in self.tensors:
             raise KeyError(f"no {name!r} in the trace; names are {', '.join(TRACE_NAMES)}")
         return self.tensors[name]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(TRACE_NAMES)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(TRACE_NAMES)
 
-    def names(self):
+    def names(self) -> tuple[str, ...]:
         return TRACE_NAMES
 
-    def shape(self, name):
+    def shape(self, name: str) -> tuple[int, ...]:
         """One head's (or one sequence's) shape as the text writes it: the last two dimensions."""
         return tuple(self[name].shape[-2:])
 
-    def describe(self, name):
+    def describe(self, name: str) -> str:
         return DESCRIPTIONS[name]
 
 
-def trace(m, query, key, value, **mask_kwargs):
+def trace(m: MultiHeadAttention, query: Tensor, key: Tensor, value: Tensor,
+          **mask_kwargs: Unpack[MaskKwargs]) -> Trace:
     """Run `m` on (query, key, value) through the reference path and keep every intermediate.
 
     mask_kwargs: key_padding_mask, attn_mask, is_causal, as for m.forward. Works on any device,
@@ -77,9 +91,9 @@ def trace(m, query, key, value, **mask_kwargs):
     unknown = set(mask_kwargs) - allowed
     if unknown:
         raise ValueError(f"trace() takes only {sorted(allowed)} besides query, key, value; got {sorted(unknown)}")
-    record = {}
+    record: dict[str, Tensor] = {}
     m._run(query, key, value, need_weights=False, record=record, **mask_kwargs)
     batched = query.dim() == 3
     if not batched:
-        record = {n: t.squeeze(0) for n, t in record.items()}
+        record = {n: t.squeeze(0) for n, t in record.items()}  # (1, …) → (…): the batch of one goes
     return Trace(MappingProxyType({n: record[n] for n in TRACE_NAMES}), m.num_heads, batched)
