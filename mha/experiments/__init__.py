@@ -17,12 +17,18 @@ Importing this package does not import torch.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 from .catalog import EXPERIMENTS  # torch-free
+
+if TYPE_CHECKING:
+    from .catalog import Attention
 
 __all__ = ["EXPERIMENTS", "run"]
 
 
-def run(request: dict, attention=None) -> dict:
+def run(request: Mapping[str, Any], attention: Attention | None = None) -> dict[str, Any]:
     """Run one experiment (see mha.experiments.runner.run)."""
     from .runner import run as _run
     return _run(request, attention)

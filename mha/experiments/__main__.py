@@ -12,9 +12,10 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 
 
-def _pairs(text, what):
+def _pairs(text: str | None, what: str) -> dict[str, int]:
     out = {}
     for part in filter(None, (text or "").split(",")):
         k, sep, v = part.partition("=")
@@ -27,7 +28,7 @@ def _pairs(text, what):
     return out
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     from .catalog import EXPERIMENTS
     from .numerics import pin
 

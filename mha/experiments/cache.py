@@ -16,8 +16,10 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 FORMAT = 1
 COMPUTING = ("tasks.py", "stats.py", "runner.py", "mechanics.py", "numerics.py")   # the modules that compute results
@@ -45,7 +47,7 @@ def code_hash() -> str:
 
 
 @lru_cache(maxsize=1)
-def versions() -> dict:
+def versions() -> dict[str, str | int]:
     import torch
 
     from .numerics import tag
@@ -59,14 +61,14 @@ def versions() -> dict:
     return {"torch": torch.__version__, "grader": grader, "code": code_hash(), "kernels": tag(), "format": FORMAT}
 
 
-def key(what: dict) -> str:
+def key(what: Mapping[str, object]) -> str:
     """The file name for a result of ``what`` (a JSON-able description) with these versions."""
     text = json.dumps({"what": what, **versions()}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def load(what: dict):
-    """The stored result of ``what``, or None."""
+def load(what: Mapping[str, object]) -> dict[str, Any] | None:
+    """The stored result of ``what`` (JSON: a dict of plain data), or None."""
     base = folder()
     if base is None:
         return None
@@ -77,10 +79,11 @@ def load(what: dict):
         return None
     if not isinstance(data, dict) or data.get("what") != what or "result" not in data:
         return None
-    return data["result"]
+    result: dict[str, Any] = data["result"]
+    return result
 
 
-def store(what: dict, result) -> bool:
+def store(what: Mapping[str, object], result: Mapping[str, object]) -> bool:
     """Keep ``result`` for ``what``; False if the folder cannot be written."""
     base = folder()
     if base is None:

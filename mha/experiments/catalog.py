@@ -9,8 +9,19 @@ statistic with the effect the claim predicts.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, TypeVar
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mha.attention import MultiHeadAttention
+
+    # what an experiment builds its layers with: mha.MultiHeadAttention, or a class or factory called
+    # like it, (d_model, num_heads, **kw) (tests pass deliberately broken subclasses)
+    Attention: TypeAlias = Callable[..., MultiHeadAttention]
 
 # Limits on what a spec may ask for: a spec file is untrusted input, and every experiment runs
 # on the checking machine's CPU.
@@ -23,17 +34,31 @@ class Experiment:
     name: str
     summary: str
     trains: bool                       # trains a model (skipped by `check-spec --no-train`)
-    sizes: MappingProxyType            # default sizes; the names a spec may give in `at`
-    statistics: MappingProxyType       # name -> what it is
-    pooled: frozenset = frozenset()    # statistics that are one number over all the seeds
-    steps: int | None = None           # default training steps (experiments that train)
-    dropout: float | None = None       # default p (the dropout experiment)
-    optional: tuple = ()               # sizes a spec may give that have no default (n_q, n_k)
-    vary: tuple = ()                   # sizes a spec may vary (`vary: {h: [1, 2, 4]}`)
-    needs_vary: frozenset = field(default_factory=frozenset)   # statistics that compare varied sizes
+    sizes: MappingProxyType[str, int]       # default sizes; the names a spec may give in `at`
+    statistics: MappingProxyType[str, str]  # name -> what it is
+    pooled: frozenset[str] = frozenset()    # statistics that are one number over all the seeds
+    steps: int | None = None                # default training steps (experiments that train)
+    dropout: float | None = None            # default p (the dropout experiment)
+    optional: tuple[str, ...] = ()          # sizes a spec may give that have no default (n_q, n_k)
+    vary: tuple[str, ...] = ()              # sizes a spec may vary (`vary: {h: [1, 2, 4]}`)
+    needs_vary: frozenset[str] = field(default_factory=frozenset)   # statistics that compare varied sizes
 
 
-def _m(**kw):
+class Request(TypedDict):
+    """A request with the experiment's defaults filled in (what normalise returns)."""
+    name: str
+    statistic: str
+    sizes: dict[str, int]
+    vary: dict[str, list[int]]
+    seeds: list[int]
+    steps: int | None
+    dropout: float | None
+
+
+_V = TypeVar("_V")
+
+
+def _m(**kw: _V) -> MappingProxyType[str, _V]:
     return MappingProxyType(kw)
 
 
@@ -142,20 +167,20 @@ class RequestError(ValueError):
         self.field = field
 
 
-def _int_in(field, name, v, top):
+def _int_in(field: str, name: str, v: object, top: int) -> None:
     if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= top:
         raise RequestError(field, f"{name} must be an integer from 1 to {top}, got {v!r}")
 
 
-def normalise(request: dict) -> dict:
+def normalise(request: Mapping[str, Any]) -> Request:
     """The request with the experiment's defaults filled in (torch-free, so that a spec is checked
     when it is loaded); RequestError for what is not allowed."""
-    name = request.get("name")
-    if name not in EXPERIMENTS:
+    name: str | None = request.get("name")
+    if name is None or name not in EXPERIMENTS:
         raise RequestError("experiment", f"unknown experiment {name!r}; experiments are {', '.join(EXPERIMENTS)}")
     exp = EXPERIMENTS[name]
-    statistic = request.get("statistic")
-    if statistic not in exp.statistics:
+    statistic: str | None = request.get("statistic")
+    if statistic is None or statistic not in exp.statistics:
         raise RequestError("statistic", f"experiment {exp.name} has no statistic {statistic!r}; its statistics "
                                         f"are {', '.join(exp.statistics)}")
     given = dict(request.get("sizes") or {})
@@ -219,7 +244,7 @@ def normalise(request: dict) -> dict:
             "steps": steps, "dropout": None if p is None else float(p)}
 
 
-def rerun_command(req: dict) -> str:
+def rerun_command(req: Request) -> str:
     """The command that reruns this experiment (python -m mha.experiments)."""
     parts = ["python -m mha.experiments", req["name"], req["statistic"],
              "--at " + ",".join(f"{k}={v}" for k, v in req["sizes"].items())]

@@ -9,14 +9,24 @@ the weights, the inputs and dropout's draws.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Literal, overload
 
 import torch
 import torch.nn.functional as F
 
 from . import stats
 
+if TYPE_CHECKING:
+    from mha.attention import MultiHeadAttention
 
-def _attention(attention):
+    from .catalog import Attention
+
+# What each experiment returns for one seed: {statistic: value, ..., "detail": "..."}
+Outcome = dict[str, float | str]
+
+
+def _attention(attention: Attention | None) -> Attention:
     if attention is not None:
         return attention
     import mha
@@ -25,7 +35,7 @@ def _attention(attention):
 
 # -- dropout ---------------------------------------------------------------------------------
 
-def dropout(sizes: dict, seed: int, p: float, attention=None) -> dict:
+def dropout(sizes: Mapping[str, int], seed: int, p: float, attention: Attention | None = None) -> Outcome:
     """Training mode: the fraction of attention weights zeroed, and the survivors' scale;
     evaluation mode: the weights zeroed (none expected)."""
     import mha
@@ -55,10 +65,18 @@ def dropout(sizes: dict, seed: int, p: float, attention=None) -> dict:
 
 # -- gradients -------------------------------------------------------------------------------
 
-def head_matrices(m, i: int, grad: bool = False) -> dict:
+@overload
+def head_matrices(m: MultiHeadAttention, i: int, grad: Literal[False] = False) -> Mapping[str, torch.Tensor]: ...
+
+
+@overload
+def head_matrices(m: MultiHeadAttention, i: int, grad: Literal[True]) -> Mapping[str, torch.Tensor | None]: ...
+
+
+def head_matrices(m: MultiHeadAttention, i: int, grad: bool = False) -> Mapping[str, torch.Tensor | None]:
     """Head i's W_i^Q, W_i^K, W_i^V and its rows of W^O (text orientation: Concat·W^O), as views
     of the parameters (or of their gradients); any layout."""
-    def of(t):
+    def of(t: torch.Tensor) -> torch.Tensor | None:
         return t.grad if grad else t.detach()
 
     dk = m.d_k
@@ -75,7 +93,7 @@ def head_matrices(m, i: int, grad: bool = False) -> dict:
     return {"W_i^Q": q, "W_i^K": k, "W_i^V": v, "W^O rows": None if wo is None else wo[:, cols]}
 
 
-def gradients(sizes: dict, seed: int, attention=None) -> dict:
+def gradients(sizes: Mapping[str, int], seed: int, attention: Attention | None = None) -> Outcome:
     """One backward pass of a seeded loss and one SGD step: which per-head matrices got a
     non-zero gradient and changed."""
     d, h, n, b = sizes["d"], sizes["h"], sizes["n"], sizes["b"]
@@ -108,7 +126,7 @@ def gradients(sizes: dict, seed: int, attention=None) -> dict:
 
 # -- independent heads -----------------------------------------------------------------------
 
-def independent_heads(sizes: dict, seed: int, attention=None) -> dict:
+def independent_heads(sizes: Mapping[str, int], seed: int, attention: Attention | None = None) -> Outcome:
     """Q_i, K_i, V_i of every head on one input: with the layer's own initialisation, and with
     every head given head 1's weights."""
     import mha
@@ -135,7 +153,8 @@ def independent_heads(sizes: dict, seed: int, attention=None) -> dict:
 
 # -- scaling ---------------------------------------------------------------------------------
 
-def score_scale(sizes: dict, seed: int, heads, attention=None) -> dict:
+def score_scale(sizes: Mapping[str, int], seed: int, heads: Iterable[int],
+                attention: Attention | None = None) -> Outcome:
     """var(S_i) for each h (d_k = d/h) on the same unit-variance inputs and initial weights."""
     import mha
 

@@ -14,14 +14,23 @@ computed with it is cached.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import cache, catalog, stats
-from .catalog import normalise, rerun_command
+from .catalog import Request, normalise, rerun_command
+
+if TYPE_CHECKING:
+    from .catalog import Attention
+    from .tasks import TaskConfig
+
+# A result, a training run's record: plain data (JSON), as the cache keeps it
+Result = dict[str, Any]
 
 ROLE_THRESHOLD = 0.5
 
 
-def run(request: dict, attention=None) -> dict:
+def run(request: Mapping[str, Any], attention: Attention | None = None) -> Result:
     """The experiment's statistic per seed (see the module doc). The whole result is cached too,
     so that asking again costs one file read; "cached" then counts it, "seconds" is the read's."""
     req = normalise(request)
@@ -46,14 +55,17 @@ def run(request: dict, attention=None) -> dict:
 
 # -- mechanics -------------------------------------------------------------------------------
 
-def _mechanics(req, attention):
+def _mechanics(req: Request, attention: Attention | None) -> Result:
     from . import mechanics
 
     sizes, stat = req["sizes"], req["statistic"]
-    values, details = [], []
+    values: list[float | str] = []
+    details: list[str] = []
     for seed in req["seeds"]:
         if req["name"] == "dropout":
-            r = mechanics.dropout(sizes, seed, req["dropout"], attention)
+            p = req["dropout"]
+            assert p is not None  # normalise gives the dropout experiment its default p
+            r = mechanics.dropout(sizes, seed, p, attention)
         elif req["name"] == "gradients":
             r = mechanics.gradients(sizes, seed, attention)
         elif req["name"] == "independent-heads":
@@ -61,7 +73,7 @@ def _mechanics(req, attention):
         else:
             r = mechanics.score_scale(sizes, seed, req["vary"]["h"], attention)
         values.append(r[stat])
-        details.append(r["detail"])
+        details.append(str(r["detail"]))
     size_text = ", ".join(f"{k}={v}" for k, v in sizes.items())
     if req["dropout"] is not None:
         size_text += f", p={req['dropout']:g}"
@@ -72,16 +84,18 @@ def _mechanics(req, attention):
 
 # -- the two-relation task -------------------------------------------------------------------
 
-def task_config(req):
+def task_config(req: Request) -> TaskConfig:
     from .tasks import TaskConfig
 
-    s = req["sizes"]
+    s, steps = req["sizes"], req["steps"]
+    assert steps is not None  # normalise gives an experiment that trains its default steps
     cross = "n_q" in s
     return TaskConfig(d=s["d"], n_q=s["n_q"] if cross else s["n"], n_k=s["n_k"] if cross else s["n"],
-                      cross=cross, steps=req["steps"])
+                      cross=cross, steps=steps)
 
 
-def training_run(cfg, h: int, seed: int, attention=None, counts=None) -> dict:
+def training_run(cfg: TaskConfig, h: int, seed: int, attention: Attention | None = None,
+                 counts: dict[str, int] | None = None) -> Result:
     """One trained model's record, from the cache when it is there (never with ``attention``)."""
     from .tasks import train_run
 
@@ -100,16 +114,19 @@ def training_run(cfg, h: int, seed: int, attention=None, counts=None) -> dict:
     return record
 
 
-def _heads(xs, digits=2):
+def _heads(xs: Sequence[float], digits: int = 2) -> str:
     return ", ".join(f"{x:.{digits}f}" for x in xs)
 
 
-def _two_relations(req, attention, counts):
+def _two_relations(req: Request, attention: Attention | None, counts: dict[str, int]) -> Result:
     cfg = task_config(req)
     stat = req["statistic"]
     hs = req["vary"]["h"] if stat == "accuracy-gain" else [req["sizes"]["h"]]
     runs = {(h, s): training_run(cfg, h, s, attention, counts) for s in req["seeds"] for h in hs}
-    values, details, figures, control = [], [], [], None
+    values: list[float | None] = []
+    details: list[str] = []
+    figures: list[dict[str, Any]] = []
+    control: dict[str, Any] | None = None
     if stat == "accuracy-gain":
         params = {runs[h, s]["params"] for h in hs for s in req["seeds"]}
         flops = {runs[h, s]["attention_flops"] for h in hs for s in req["seeds"]}
@@ -127,7 +144,7 @@ def _two_relations(req, attention, counts):
                 for h in hs))
     else:
         (h,) = hs
-        tops = []
+        tops: list[int | None] = []
         for s in req["seeds"]:
             r = runs[h, s]
             i, t = r["init"], r["trained"]

@@ -7,6 +7,7 @@ leading dimensions are batch and heads. Every function returns plain Python numb
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 
 import torch
 
@@ -25,7 +26,7 @@ def positional_mass(A: torch.Tensor, offset: int = 1, valid: torch.Tensor | None
     if not w.any():
         raise ValueError(f"no query has a key at offset {offset} (n_q {n_q}, n_k {n_k})")
     on_key = A[:, :, rows[has], cols[has]]  # (B, h, queries that have a key at i - offset)
-    w = w[:, has].to(A.dtype).view(B, 1, -1)
+    w = w[:, has].to(A.dtype).view(B, 1, -1)  # (B, 1, queries that have a key at i - offset)
     return (on_key * w).sum(dim=(0, 2)) / w.sum()
 
 
@@ -35,11 +36,11 @@ def match_mass(A: torch.Tensor, match: torch.Tensor, valid: torch.Tensor | None 
     A: (B, h, n_q, n_k); match: (B, n_q) key index per query; valid: (B, n_q) bool (None: all).
     -> (h,): for each head, mean over the valid (b, i) of A[b, head, i, match[b, i]]."""
     B, h, n_q, n_k = A.shape
-    idx = match.view(B, 1, n_q, 1).expand(B, h, n_q, 1)
+    idx = match.view(B, 1, n_q, 1).expand(B, h, n_q, 1)  # (B, n_q) → (B, h, n_q, 1)
     on_match = A.gather(3, idx).squeeze(3)  # (B, h, n_q)
     if valid is None:
         return on_match.mean(dim=(0, 2))
-    w = valid.view(B, 1, n_q).to(A.dtype)
+    w = valid.view(B, 1, n_q).to(A.dtype)  # (B, n_q) → (B, 1, n_q)
     return (on_match * w).sum(dim=(0, 2)) / w.sum()
 
 
@@ -52,23 +53,23 @@ def mean_distance(A: torch.Tensor, valid: torch.Tensor | None = None) -> torch.T
     per_query = (A * dist).sum(-1)  # (B, h, n_q)
     if valid is None:
         return per_query.mean(dim=(0, 2))
-    w = valid.view(B, 1, n_q).to(A.dtype)
+    w = valid.view(B, 1, n_q).to(A.dtype)  # (B, n_q) → (B, 1, n_q)
     return (per_query * w).sum(dim=(0, 2)) / w.sum()
 
 
-def spread(values) -> float:
+def spread(values: Iterable[float]) -> float:
     """max - min of a list of numbers (0 for one number)."""
     values = [float(v) for v in values]
     return max(values) - min(values)
 
 
-def specialisation(prev, match) -> float:
+def specialisation(prev: Sequence[float], match: Sequence[float]) -> float:
     """D: the spread over heads of (positional mass - match mass): 0 when every head attends
     alike, 2 when one head is wholly on i-1 and another wholly on the match."""
     return spread([p - m for p, m in zip(prev, match)])
 
 
-def roles(prev, match, threshold: float = 0.5) -> list:
+def roles(prev: Sequence[float], match: Sequence[float], threshold: float = 0.5) -> list[str]:
     """Each head's role: "positional" when at least ``threshold`` of its mass is on i-1 (and more
     than on the match), "match" likewise for the content match, else "mixed"."""
     out = []
@@ -82,13 +83,13 @@ def roles(prev, match, threshold: float = 0.5) -> list:
     return out
 
 
-def shared_roles(head_roles) -> int:
+def shared_roles(head_roles: Sequence[str]) -> int:
     """How many heads have a clear role ("positional" or "match") that another head has too."""
     clear = [r for r in head_roles if r != "mixed"]
     return sum(1 for r in clear if clear.count(r) > 1)
 
 
-def positional_head(prev, match, threshold: float = 0.5):
+def positional_head(prev: Sequence[float], match: Sequence[float], threshold: float = 0.5) -> int | None:
     """The index of the head most given to position i-1 (largest prev - match), or None when
     that head does not take the positional role (less than ``threshold`` of its mass on i-1)."""
     diffs = [p - m for p, m in zip(prev, match)]
@@ -96,7 +97,7 @@ def positional_head(prev, match, threshold: float = 0.5):
     return i if roles(prev, match, threshold)[i] == "positional" else None
 
 
-def distinct(values) -> int:
+def distinct(values: Iterable[int | None]) -> int:
     """How many different values (None left out)."""
     return len({v for v in values if v is not None})
 
@@ -118,7 +119,7 @@ def survivor_scale_error(after: torch.Tensor, before: torch.Tensor, p: float) ->
     return float(((after[kept] * (1 - p)) / before[kept] - 1).abs().max())
 
 
-def accuracy_gain(acc: dict) -> float:
+def accuracy_gain(acc: dict[int, float]) -> float:
     """min over h != 1 of accuracy(h) - accuracy(1); ``acc`` maps h -> accuracy."""
     if 1 not in acc or len(acc) < 2:
         raise ValueError(f"accuracy_gain compares h = 1 with other h, got {sorted(acc)}")
@@ -136,7 +137,7 @@ def head_difference(X: torch.Tensor, reduce: str = "min") -> float:
     return min(diffs) if reduce == "min" else max(diffs)
 
 
-def mean_sd(values):
+def mean_sd(values: Iterable[float]) -> tuple[float, float]:
     """(mean, sample standard deviation) of a list of numbers (sd 0.0 for one number)."""
     values = [float(v) for v in values]
     k = len(values)
@@ -156,13 +157,13 @@ def z_value(level: float = 0.95) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2)
 
 
-def mean_interval(values, level: float = 0.95):
+def mean_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
     """(mean, half-width): the mean ± z·s/√N covers the true mean with probability about ``level``."""
     mean, sd = mean_sd(values)
     return mean, z_value(level) * sd / math.sqrt(len(values))
 
 
-def variance_interval(values, level: float = 0.95):
+def variance_interval(values: Iterable[float], level: float = 0.95) -> tuple[float, float]:
     """(sample variance s², half-width): s² ± z·√((m₄ − s⁴)/N), m₄ the fourth central moment — the
     asymptotic standard error of s², which does not assume normal data."""
     values = [float(v) for v in values]
@@ -176,7 +177,7 @@ def variance_interval(values, level: float = 0.95):
     return s2, z_value(level) * math.sqrt(max(m4 - s2 * s2, 0.0) / k)
 
 
-def proportion_interval(hits: int, total: int, level: float = 0.95):
+def proportion_interval(hits: int, total: int, level: float = 0.95) -> tuple[float, float]:
     """(centre, half-width) of the Wilson score interval for a proportion hits/total."""
     if total <= 0 or not 0 <= hits <= total:
         raise ValueError(f"a proportion needs 0 <= hits <= total and total > 0, got {hits}/{total}")

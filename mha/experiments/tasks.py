@@ -27,14 +27,19 @@ the same on other x86-64 machines too.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from . import stats
+
+if TYPE_CHECKING:
+    from .catalog import Attention
 
 EVAL_SEED = 1_000_003   # the evaluation batch's generator: seed + EVAL_SEED (never a training seed)
 
@@ -61,7 +66,7 @@ class TaskConfig:
         return (f"d={self.d}, {sizes}, {self.keys} keys, {self.values} values, batch {self.batch}, "
                 f"{self.steps} steps, Adam lr {self.lr:g}")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, int | float | bool]:
         return asdict(self)
 
 
@@ -102,8 +107,8 @@ def sample(g: torch.Generator, cfg: TaskConfig, B: int) -> Batch:
     src_vals = torch.randint(0, cfg.values, (B, n_k), generator=g)  # (B, n_k)
     i = torch.arange(n_q)
     has_prev = (i >= 1) & (i - 1 < n_k)  # (n_q,)
-    valid = has_prev.view(1, n_q).expand(B, n_q)
-    prev_pos = (i - 1).clamp(0, n_k - 1).view(1, n_q).expand(B, n_q)
+    valid = has_prev.view(1, n_q).expand(B, n_q)  # (n_q,) → (B, n_q)
+    prev_pos = (i - 1).clamp(0, n_k - 1).view(1, n_q).expand(B, n_q)  # (n_q,) → (B, n_q)
     prev_target = src_vals.gather(1, prev_pos)
     match_target = src_vals.gather(1, match)
     return Batch(q_keys, src_keys, src_vals, match, valid, prev_target, match_target)
@@ -112,7 +117,7 @@ def sample(g: torch.Generator, cfg: TaskConfig, B: int) -> Batch:
 class TwoRelationModel(nn.Module):
     """Embeddings -> one attention layer -> two linear read-outs (see the module doc)."""
 
-    def __init__(self, cfg: TaskConfig, h: int, attention=None):
+    def __init__(self, cfg: TaskConfig, h: int, attention: Attention | None = None) -> None:
         super().__init__()
         import mha
 
@@ -126,20 +131,20 @@ class TwoRelationModel(nn.Module):
         self.read_prev = nn.Linear(d, cfg.values)
         self.read_match = nn.Linear(d, cfg.values)
 
-    def inputs(self, b: Batch):
+    def inputs(self, b: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         src = self.key_emb(b.src_keys) + self.val_emb(b.src_vals) + self.src_pos  # (B, n_k, d)
         if self.q_pos is None:
             return src, src
         return self.key_emb(b.q_keys) + self.q_pos, src  # (B, n_q, d), (B, n_k, d)
 
-    def forward(self, b: Batch, need_weights: bool = False):
+    def forward(self, b: Batch, need_weights: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         q, src = self.inputs(b)
         y, w = self.att(q, src, src, need_weights=need_weights, average_attn_weights=False)  # y (B, n_q, d)
         return self.read_prev(y), self.read_match(y), w  # (B, n_q, values) twice; w (B, h, n_q, n_k)
 
 
 @contextmanager
-def deterministic():
+def deterministic() -> Iterator[None]:
     """One intra-op thread and torch's deterministic algorithms while inside; restored after."""
     threads = torch.get_num_threads()
     was = torch.are_deterministic_algorithms_enabled()
@@ -158,11 +163,11 @@ def loss_of(model: TwoRelationModel, b: Batch) -> torch.Tensor:
     return F.cross_entropy(prev[v], b.prev_target[v]) + F.cross_entropy(match[v], b.match_target[v])
 
 
-def _r(x, digits=4):
+def _r(x: float | torch.Tensor, digits: int = 4) -> float:
     return round(float(x), digits)
 
 
-def observe(model: TwoRelationModel, b: Batch) -> dict:
+def observe(model: TwoRelationModel, b: Batch) -> dict[str, Any]:
     """What the statistics read, on the evaluation batch: accuracies, per-head masses on the
     positional and on the content relation, mean attention distance, average attention maps."""
     with torch.no_grad():
@@ -170,7 +175,7 @@ def observe(model: TwoRelationModel, b: Batch) -> dict:
     v = b.valid
     ok_prev = prev.argmax(-1) == b.prev_target
     ok_match = match.argmax(-1) == b.match_target
-    i = torch.arange(b.match.shape[1]).view(1, -1)
+    i = torch.arange(b.match.shape[1]).view(1, -1)  # (1, n_q)
     apart = v & (b.match != i - 1)  # both relations exist and point at different source positions
     return {
         "accuracy": _r((ok_prev & ok_match)[v].float().mean()),
@@ -184,7 +189,7 @@ def observe(model: TwoRelationModel, b: Batch) -> dict:
     }
 
 
-def train_run(cfg: TaskConfig, h: int, seed: int, attention=None) -> dict:
+def train_run(cfg: TaskConfig, h: int, seed: int, attention: Attention | None = None) -> dict[str, Any]:
     """Train one model (h heads, this seed) and observe it before and after: a plain dict."""
     import mha
 
