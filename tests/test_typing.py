@@ -21,6 +21,15 @@ def test_mypy_strict_passes_on_the_typed_packages(tmp_path):
     assert "grader" in conf["files"]                                     # all of grader is checked
 
 
+def test_mha_is_checked_against_torchs_types():
+    """mha is among the files checked, and neither it nor torch is skipped as an untyped import."""
+    import tomllib
+    mypy = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert "mha" in mypy["files"]
+    skipped = {m for o in mypy.get("overrides", []) if o.get("follow_imports") == "skip" for m in o["module"]}
+    assert not skipped & {"mha", "mha.*", "torch", "torch.*"}
+
+
 def test_mypy_would_find_an_error(tmp_path):
     """The check can fail: the same options on a file with a type error."""
     pytest.importorskip("mypy")
