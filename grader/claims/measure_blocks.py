@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .model_sizes import DTYPES, SHARED
+from .model_sizes import DTYPES, INFERENCE, SHARED
 
 _TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
 
@@ -29,6 +29,11 @@ def measure_model_quantity(quantity: str, sizes: dict, options: dict):
     s = dict(sizes)
     d, h, g = s["d"], s["h"], s.get("g")
     key = (o["activation"], o["norm"], bool(o["tied"]), bool(o["bias"]))
+    if quantity in INFERENCE:  # mha.inference: every size and setting, the model in dtype
+        from mha.inference import inference_quantity
+        return inference_quantity(quantity, d_model=d, heads=h, d_ff=s["d_ff"], n=s["n"], batch=s.get("b", 1),
+                                  kv_heads=g, layers=s.get("L"), vocab=s.get("V"), n_ctx=s.get("n_ctx"),
+                                  activation=key[0], norm=key[1], tied=key[2], bias=key[3], dtype=dtype)
     if quantity == "params.block":
         return _count(_block(d, h, s["d_ff"], g, *key))
     if quantity == "params.model":

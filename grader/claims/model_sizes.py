@@ -22,6 +22,11 @@ from types import MappingProxyType
 
 MODEL_QUANTITIES = ("params.block", "params.model", "flops.forward", "flops.ffn", "flops.lm_head",
                     "flops.decode_step", "bytes.kv_cache", "bytes.kv_cache_token", "bytes.kv_cache_token_layer")
+# Inference (mha.inference.INFERENCE_NAMES): bytes, FLOPs, FLOP/byte of a decode step or a prefill
+INFERENCE = ("bytes.decode_step", "bytes.decode_step_layer", "flops.decode_step_layer", "bytes.prefill",
+             "bytes.prefill_layer", "flops.prefill_layer", "intensity.decode_step", "intensity.decode_step_layer",
+             "intensity.prefill", "intensity.prefill_layer")
+MODEL_QUANTITIES += INFERENCE
 SHARED = ("flops.attention", "flops.projections")     # the layer's, or with L/d_ff/V the model's
 MODEL_SIZES = ("L", "d_ff", "V")
 # Other names a spec may give its symbols for these sizes (an alias of the spec resolves first).
@@ -62,6 +67,8 @@ def sizes_taken(quantity: str, given=()) -> tuple[tuple[str, ...], tuple[str, ..
             return ("d", "h", "L"), ("g",)
         if quantity == "bytes.kv_cache":
             return ("d", "h", "L", "n"), ("b", "g")
+        if quantity in INFERENCE and quantity.endswith("_layer"):
+            return ("d", "h", "d_ff", "n"), ("b", "g")
         return ("d", "h", "d_ff", "L", "V", "n"), ("b", "g", "n_ctx")
     if quantity in ("params", "params_nobias"):
         return ("d", "h"), ("g",)
