@@ -6,6 +6,7 @@
     mha.count_parameters(m), mha.measure_flops(m, x, x, x), mha.attention_matrices(m, x, x)
     gpt2 = mha.Transformer(50257, 768, 12, 12, 3072, max_len=1024, device="meta")
     mha.measure_model(gpt2, n=1024).named()   # params.*, flops.*, bytes.kv_cache*
+    mha.measure_decode_step(gpt2, n=1024).intensity   # FLOP/byte of one decoding step (mha.inference)
 
 torch is imported on first use of a name below, not by `import mha`.
 """
@@ -20,6 +21,11 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
     from mha.block import Transformer as Transformer
     from mha.block import TransformerBlock as TransformerBlock
     from mha.conversions import LAYOUTS as LAYOUTS
+    from mha.inference import INFERENCE_NAMES as INFERENCE_NAMES
+    from mha.inference import StepMeasurement as StepMeasurement
+    from mha.inference import Traffic as Traffic
+    from mha.inference import measure_decode_step as measure_decode_step
+    from mha.inference import measure_prefill as measure_prefill
     from mha.kv_cache import KVCache as KVCache
     from mha.measure import AttentionMatrices as AttentionMatrices
     from mha.measure import FlopReport as FlopReport
@@ -55,6 +61,11 @@ _EXPORTS = {
     "MEASURE_NAMES": "mha.measure_model",
     "kv_cache_bytes": "mha.measure_model",
     "decode_step_flops": "mha.measure_model",
+    "measure_decode_step": "mha.inference",
+    "measure_prefill": "mha.inference",
+    "StepMeasurement": "mha.inference",
+    "Traffic": "mha.inference",
+    "INFERENCE_NAMES": "mha.inference",
 }
 
 __all__ = sorted(_EXPORTS)

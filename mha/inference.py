@@ -43,9 +43,10 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from types import MappingProxyType, TracebackType
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     import torch
@@ -134,10 +135,20 @@ class _Reads:
         return sum(min(sum(views.values()), self.sizes[s]) for s, views in self.seen.items())
 
 
-_TRAFFIC: Callable[[Mapping[int, int], Mapping[int, int]], Any] | None = None
+class _TrafficCounter(Protocol):
+    """What _step uses of the counter (a TorchDispatchMode, built by _traffic_class)."""
+
+    def function_mode(self) -> AbstractContextManager[object]: ...
+    def traffic(self, activations: int) -> Traffic: ...
+    def __enter__(self) -> object: ...
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> object: ...
 
 
-def _traffic_class() -> Callable[[Mapping[int, int], Mapping[int, int]], Any]:
+_TRAFFIC: Callable[[Mapping[int, int], Mapping[int, int]], _TrafficCounter] | None = None
+
+
+def _traffic_class() -> Callable[[Mapping[int, int], Mapping[int, int]], _TrafficCounter]:
     """The counter: a TorchDispatchMode (built on first use: importing mha.inference imports no torch)."""
     global _TRAFFIC
     if _TRAFFIC is not None:

@@ -143,6 +143,9 @@ def test_errors() -> None:
 
 def test_claims_quantities() -> None:
     from grader.claims.measure import QuantityError, measure
+    from grader.claims.model_sizes import INFERENCE
+    from mha.inference import INFERENCE_NAMES
+    assert set(INFERENCE) == set(INFERENCE_NAMES)
     at = {"d": 8, "h": 2, "g": 1, "d_ff": 16, "n": 5}
     assert measure("bytes.decode_step_layer", at) == 2368
     assert measure("flops.decode_step_layer", at) == 1056
