@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     import torch
 
+    from mha.block import Activation, Norm
     from mha.kv_cache import KVCache
     from mha.measure import FlopReport
     from mha.measure_model import Model
@@ -256,7 +257,7 @@ def _step(m: Model, phase: Phase, n: int, batch: int) -> StepMeasurement:
     import torch
 
     from mha.measure import BLOCK_STAGES, MODEL_STAGES, STAGES, _counter_class
-    from mha.measure_model import _call, _caches, _forward_args, _inputs, _kind
+    from mha.measure_model import _caches, _call, _forward_args, _inputs, _kind
     kind = _kind(m)
     _check_n("n", n)
     _check_n("batch", batch)
@@ -290,7 +291,7 @@ def measure_prefill(m: Model, n: int, *, batch: int = 1) -> StepMeasurement:
 
 def inference_quantity(name: str, *, d_model: int, heads: int, d_ff: int, n: int, batch: int = 1,
                        kv_heads: int | None = None, layers: int | None = None, vocab: int | None = None,
-                       n_ctx: int | None = None, activation: str = "gelu", norm: str = "layernorm",
+                       n_ctx: int | None = None, activation: Activation = "gelu", norm: Norm = "layernorm",
                        bias: bool = True, tied: bool = True, dtype: torch.dtype | None = None) -> int | float:
     """One of INFERENCE_NAMES, measured on a module built on "meta" in `dtype` (default fp32):
     a TransformerBlock for the ``*_layer`` names, else a Transformer (layers, vocab needed)."""
@@ -300,16 +301,16 @@ def inference_quantity(name: str, *, d_model: int, heads: int, d_ff: int, n: int
     kind, _, rest = name.partition(".")
     layer = rest.endswith("_layer")
     phase: Phase = "decode" if rest.startswith("decode") else "prefill"
-    settings: dict[str, Any] = {"n_kv_heads": kv_heads, "activation": activation, "norm": norm, "bias": bias,
-                                "device": "meta", "dtype": dtype}
     m: Model
     if layer:
-        m = mha.TransformerBlock(d_model, heads, d_ff, **settings).eval()
+        m = mha.TransformerBlock(d_model, heads, d_ff, n_kv_heads=kv_heads, activation=activation, norm=norm,
+                                 bias=bias, device="meta", dtype=dtype).eval()
     else:
         if layers is None or vocab is None:
             raise ValueError(f"{name} needs layers and vocab")
-        m = mha.Transformer(vocab, d_model, layers, heads, d_ff, max_len=n_ctx, tie_embeddings=tied,
-                            **settings).eval()
+        m = mha.Transformer(vocab, d_model, layers, heads, d_ff, max_len=n_ctx, n_kv_heads=kv_heads,
+                            activation=activation, norm=norm, bias=bias, tie_embeddings=tied, device="meta",
+                            dtype=dtype).eval()
     r = _step(m, phase, n, batch)
     if kind == "bytes":
         return r.traffic.total
@@ -322,7 +323,7 @@ _DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "fl
 
 
 def table(*, d_model: int, heads: int, layers: int, n: int, dtype: str, d_ff: int, vocab: int,
-          kv_heads: Sequence[int] | None = None, activation: str = "gelu", norm: str = "layernorm",
+          kv_heads: Sequence[int] | None = None, activation: Activation = "gelu", norm: Norm = "layernorm",
           bias: bool = True, tied: bool = True, batch: int = 1) -> str:
     """The demonstration: per decode step at position n and for a prefill of n tokens, bytes, FLOPs
     and intensity of the whole model for MHA (g = h), GQA (each g given) and MQA (g = 1)."""
@@ -330,11 +331,11 @@ def table(*, d_model: int, heads: int, layers: int, n: int, dtype: str, d_ff: in
 
     import mha
     groups = [heads, *(kv_heads or ()), 1]
-    rows = [f"{'attention':<12} {'g':>4} {'weights B':>16} {'KV read B':>15} {'decode B':>16} "
-            f"{'decode FLOPs':>16} {'decode F/B':>10} {'prefill F/B':>11}"]
+    rows = [(f"{'attention':<12} {'g':>4} {'weights B':>16} {'KV read B':>15} {'decode B':>16} "
+             f"{'decode FLOPs':>16} {'decode F/B':>10} {'prefill F/B':>11}")]
     for g in dict.fromkeys(groups):
-        m = mha.Transformer(vocab, d_model, layers, heads, d_ff, n_kv_heads=g, activation=activation,  # type: ignore[arg-type]
-                            norm=norm, bias=bias, tie_embeddings=tied, device="meta",  # type: ignore[arg-type]
+        m = mha.Transformer(vocab, d_model, layers, heads, d_ff, n_kv_heads=g, activation=activation,
+                            norm=norm, bias=bias, tie_embeddings=tied, device="meta",
                             dtype=getattr(torch, _DTYPES[dtype])).eval()
         dec, pre = measure_decode_step(m, n, batch=batch), measure_prefill(m, n, batch=batch)
         name = "MHA" if g == heads else "MQA" if g == 1 else "GQA"

@@ -168,7 +168,7 @@ def test_claims_quantities() -> None:
 def demo_block() -> tuple[list[str], str]:
     """The command and the output shown in docs/mha.md's console block of `python -m mha.inference`."""
     text = (ROOT / "docs" / "mha.md").read_text(encoding="utf-8")
-    m = re.search(r"```console\n\$ python -m mha\.inference (.+?)\n(.*?)```", text, re.S)
+    m = re.search(r"```console\n\$ python -m mha\.inference (.+?)\n(.*?)```", text, re.DOTALL)
     assert m, "docs/mha.md has no console block of python -m mha.inference"
     return shlex.split(m.group(1)), m.group(2)
 
@@ -179,3 +179,20 @@ def test_docs_demo_is_current() -> None:
     with contextlib.redirect_stdout(out):
         main(args)
     assert out.getvalue() == shown, "regenerate docs/mha.md's table: run the command and paste its output"
+
+
+def test_docs_demo_gqa_row_by_hand() -> None:
+    # LLaMA 3 8B's shape: d = 4096, h = 32, g = 8, d_k = 128, L = 32, SwiGLU d_ff = 14336, V = 128256,
+    # untied, no biases, RMSNorm, bf16 (p = 2), decoding at n = 2048. Its published size: 8,030,261,248
+    # parameters. The step reads all of them but the embedding table E (V × d), of which one row:
+    #   weights = (8,030,261,248 − (V − 1)·d)·2 = (8,030,261,248 − 525,332,480)·2 = 15,009,857,536
+    #   KV read = L · 2·n·g·d_k·p = 32·2·2048·8·128·2 = 268,435,456; written 32·2·8·128·2 = 131,072
+    #   activations: the token id 8 + logits V·p = 256,512 → 256,520
+    #   total = 15,009,857,536 + 268,435,456 + 131,072 + 256,520 = 15,278,680,584
+    # FLOPs: per layer 2·(2·d² + 2·d·g·d_k + 3·d·d_ff) = 2·218,103,808, × 32 = 13,958,643,712;
+    #   lm_head 2·d·V = 1,050,673,152; attention L·4·h·n·d_k = 32·4·32·2048·128 = 1,073,741,824
+    #   → 16,083,058,688
+    _, shown = demo_block()
+    row = next(line.split() for line in shown.splitlines() if line.startswith("GQA"))
+    assert row[1:6] == ["8", "15,009,857,536", "268,435,456", "15,278,680,584", "16,083,058,688"]
+    assert row[6] == f"{16_083_058_688 / 15_278_680_584:.2f}"
