@@ -26,7 +26,7 @@ def _not_regular(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else "a special file"
 
 
-def read_bytes(path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The bytes of one regular file, at most ``max_bytes``; every failure is an InputError.
 
     A FIFO, a device, a socket or a folder (or a symbolic link to one) is refused before it is
@@ -46,7 +46,8 @@ def read_bytes(path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         kind = _not_regular(os.fstat(fd).st_mode)
         if kind:
             raise InputError(f"{kind}, not a regular file: only regular files are read", where)
-        chunks, total = [], 0
+        chunks: list[bytes] = []
+        total = 0
         while total <= max_bytes:
             chunk = os.read(fd, min(READ_CHUNK, max_bytes + 1 - total))
             if not chunk:
@@ -90,6 +91,6 @@ def decode(raw: bytes, name: str = "<input>", *, answers: bool = False) -> str:
                          Location(name, line, column)) from None
 
 
-def read_text(path, *, max_bytes: int = DEFAULT_MAX_BYTES, answers: bool = False) -> str:
+def read_text(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES, answers: bool = False) -> str:
     """A regular file's text (:func:`read_bytes`, then :func:`decode`)."""
     return decode(read_bytes(path, max_bytes=max_bytes), str(path), answers=answers)

@@ -32,17 +32,23 @@ Two ways of reading scalars:
 """
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from grader.errors import InputError, Location
 from grader.files.textfiles import DEFAULT_MAX_BYTES, read_text
 
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:      # the C loader where libyaml is built in; typed as the Python one it mirrors
+    _Base = yaml.SafeLoader
+else:
+    _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_INT_DIGITS = 4300       # Python's own limit for converting between int and text
 C_DEPTH_LIMIT = 2000        # deeper (by a cheap upper bound) is composed in Python: libyaml's
@@ -63,26 +69,28 @@ _NULLS = ("", "~", "null", "Null", "NULL")
 _LEADING = re.compile(r"^[ \t?:-]*", re.M)
 
 
-class YDict(dict):
+# Parsed YAML is plain data of any shape (a YDict's keys and values, a YList's items are
+# scalars, YDicts, YLists or Refused): its readers check its shape, hence Any.
+class YDict(dict[Any, Any]):
     """A dict that knows the location of itself, its keys and its values."""
 
     loc: Location
-    key_locs: dict
-    value_locs: dict
+    key_locs: dict[Any, Location]
+    value_locs: dict[Any, Location]
 
-    def loc_of(self, key) -> Location:
+    def loc_of(self, key: Any) -> Location:
         """Where the value of ``key`` stands (or the mapping itself if absent)."""
         return self.value_locs.get(key, self.loc)
 
-    def key_loc(self, key) -> Location:
+    def key_loc(self, key: Any) -> Location:
         return self.key_locs.get(key, self.loc)
 
 
-class YList(list):
+class YList(list[Any]):
     """A list that knows the location of itself and of each item."""
 
     loc: Location
-    item_locs: list
+    item_locs: list[Location]
 
     def loc_of(self, index: int) -> Location:
         return self.item_locs[index] if 0 <= index < len(self.item_locs) else self.loc
@@ -113,9 +121,10 @@ class BadKey:
         return self.source
 
 
-def loc_of(value, default: Location | None = None) -> Location | None:
+def loc_of(value: object, default: Location | None = None) -> Location | None:
     """The location of a YDict/YList, or ``default`` for plain values."""
-    return getattr(value, "loc", default)
+    loc: Location | None = getattr(value, "loc", default)
+    return loc
 
 
 class _DataLoader(_Base):
@@ -125,7 +134,7 @@ class _DataLoader(_Base):
 class _AnswersLoader(_Base):
     """Resolves nothing: a plain scalar is marked, a quoted one is text (see :func:`_answer_scalar`)."""
 
-    def resolve(self, kind, value, implicit):
+    def resolve(self, kind: type[Node], value: str | None, implicit: tuple[bool, bool]) -> str:
         if kind is ScalarNode:
             return _PLAIN if implicit[0] else STR
         return SEQ if kind is SequenceNode else MAP
@@ -155,7 +164,7 @@ _SPECIAL = {"true": True, "false": False, "": None, "~": None, "null": None, **_
 _MISSING = object()
 
 
-def _answer_scalar(value: str):
+def _answer_scalar(value: str) -> Any:
     """An untagged plain scalar of an answers file (module doc). String methods first: most
     scalars are problem ids and formulas, refused by the first test."""
     if value.isdigit():
@@ -170,7 +179,7 @@ def _answer_scalar(value: str):
     return value
 
 
-_DATA_SCALARS = {
+_DATA_SCALARS: dict[str, Callable[[SafeConstructor, ScalarNode], Any]] = {
     INT: SafeConstructor.construct_yaml_int, FLOAT: SafeConstructor.construct_yaml_float,
     BOOL: SafeConstructor.construct_yaml_bool, NULL: SafeConstructor.construct_yaml_null,
     TIMESTAMP: SafeConstructor.construct_yaml_timestamp,
@@ -180,25 +189,25 @@ _DATA_SCALARS = {
 class _Reader:
     """Turns one document's nodes into YDict/YList/scalars, checking as it goes."""
 
-    def __init__(self, loader, name: str, text: str, answers: bool):
+    def __init__(self, loader: yaml.SafeLoader, name: str, text: str, answers: bool):
         self.loader, self.name, self.text, self.answers = loader, name, text, answers
-        self.seen: set = set()
+        self.seen: set[Node] = set()
 
-    def loc(self, node) -> Location:
+    def loc(self, node: Node) -> Location:
         m = node.start_mark
         return Location(self.name, m.line + 1, m.column + 1)
 
-    def source(self, node) -> str:
+    def source(self, node: Node) -> str:
         text = self.text[node.start_mark.index:node.end_mark.index]
         return text if len(text) <= 200 else text[:200] + "…"
 
-    def refuse(self, message: str, node):
+    def refuse(self, message: str, node: Node) -> Refused:
         """An answers file's value that is not read; elsewhere, the file is refused."""
         if not self.answers:
             raise InputError(message, self.loc(node))
         return Refused(message, self.loc(node), self.source(node))
 
-    def build(self, node):
+    def build(self, node: Node) -> Any:
         seen = self.seen
         if node in seen:
             raise InputError("aliases (*name) are not allowed", self.loc(node))
@@ -208,13 +217,14 @@ class _Reader:
             tag = node.tag
             if tag is _PLAIN:           # most scalars of an answers file: no method call
                 return _answer_scalar(node.value)
-            return node.value if tag == STR else self.scalar(node)
+            # cls is ScalarNode: an identity test (the hot path), which mypy does not narrow on
+            return node.value if tag == STR else self.scalar(node)  # type: ignore[arg-type]
         want = MAP if cls is MappingNode else SEQ
         if node.tag != want:
             return self.refuse(_tag_message(node.tag), node)
         return self.mapping(node) if cls is MappingNode else self.sequence(node)
 
-    def scalar(self, node):
+    def scalar(self, node: ScalarNode) -> Any:
         """A scalar that is neither plain in an answers file nor text (:meth:`build` does those)."""
         tag, value = node.tag, node.value
         if self.answers:
@@ -233,7 +243,7 @@ class _Reader:
         except (ValueError, TypeError, OverflowError, IndexError, KeyError, AttributeError, yaml.YAMLError) as e:
             raise InputError(f"cannot read {value[:40]!r} as {_short(tag)}", self.loc(node)) from None
 
-    def core_tagged(self, node):
+    def core_tagged(self, node: ScalarNode) -> Any:
         """An explicitly tagged scalar of an answers file: the core tags, read as plain ones are."""
         tag, value = node.tag, node.value
         if tag == INT and _DECIMAL_INT.match(value):
@@ -248,11 +258,12 @@ class _Reader:
             return self.refuse(f"{value[:40]!r} is not a {_short(tag)} (decimal numbers, true/false, null)", node)
         return self.refuse(_tag_message(tag), node)
 
-    def mapping(self, node) -> YDict:
+    def mapping(self, node: Node) -> YDict:
         data = YDict()
         data.loc = self.loc(node)
-        key_locs = data.key_locs = {}
-        value_locs = data.value_locs = {}
+        key_locs: dict[Any, Location] = {}
+        value_locs: dict[Any, Location] = {}
+        data.key_locs, data.value_locs = key_locs, value_locs
         name, build, seen = self.name, self.build, self.seen
         for key_node, value_node in node.value:
             m = key_node.start_mark
@@ -291,7 +302,7 @@ class _Reader:
             value_locs[key] = Location(name, m.line + 1, m.column + 1)
         return data
 
-    def sequence(self, node) -> YList:
+    def sequence(self, node: Node) -> YList:
         data = YList()
         data.loc = self.loc(node)
         data.item_locs = [self.loc(n) for n in node.value]
@@ -306,14 +317,14 @@ def _depth_bound(text: str) -> int:
     return block + 2 + text.count("[") + text.count("{")
 
 
-def _loader(text: str, answers: bool):
+def _loader(text: str, answers: bool) -> yaml.SafeLoader:
     if _Base is yaml.SafeLoader or _depth_bound(text) > C_DEPTH_LIMIT:
         return (_PyAnswersLoader if answers else _PyDataLoader)(text)
     return (_AnswersLoader if answers else _DataLoader)(text)
 
 
 def loads(text: str, name: str = "<input>", *, max_bytes: int = DEFAULT_MAX_BYTES, multi: bool = False,
-          answers: bool = False):
+          answers: bool = False) -> Any:
     """Parse YAML text; ``multi`` returns the list of all documents; ``answers`` reads a
     learner's answers file (module doc)."""
     try:
@@ -330,9 +341,10 @@ def loads(text: str, name: str = "<input>", *, max_bytes: int = DEFAULT_MAX_BYTE
     loader = _loader(text, answers)
     try:
         if multi:
-            docs = []
+            docs: list[Any] = []
             while loader.check_node():
-                docs.append(_Reader(loader, name, text, answers).build(loader.get_node()))
+                # check_node() is true: get_node() returns a node, never None
+                docs.append(_Reader(loader, name, text, answers).build(loader.get_node()))  # type: ignore[arg-type]
             return docs
         node = loader.get_single_node()
         return None if node is None else _Reader(loader, name, text, answers).build(node)
@@ -352,7 +364,8 @@ def loads(text: str, name: str = "<input>", *, max_bytes: int = DEFAULT_MAX_BYTE
         loader.dispose()
 
 
-def load_file(path, *, max_bytes: int = DEFAULT_MAX_BYTES, multi: bool = False, answers: bool = False):
+def load_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES, multi: bool = False,
+              answers: bool = False) -> Any:
     """Read and parse one YAML or JSON file (:func:`read_text`); every failure is an InputError."""
     text = read_text(path, max_bytes=max_bytes, answers=answers)
     return loads(text, str(path), max_bytes=max_bytes, multi=multi, answers=answers)
