@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 GiB = 1024 ** 3
 DEFAULT_FRACTION = 0.5          # of the memory available when the measuring process starts
@@ -43,12 +45,12 @@ class Cost:
     what: str = ""          # how the bytes were counted
 
 
-def _sizes(values: dict) -> tuple:
+def _sizes(values: Mapping[str, object]) -> tuple[int, int, int, int]:
     v = {k: int(x) for k, x in values.items() if isinstance(x, int) and not isinstance(x, bool)}
     return v.get("d", 1), v.get("h", 1), v.get("n", 1), v.get("b", 1)
 
 
-def cost(request: dict) -> Cost:
+def cost(request: Mapping[str, Any]) -> Cost:
     """The cost of one request as the measured checks make them (grader.claims.measure.make)."""
     if "statistic" in request:       # kind distribution: Monte Carlo in chunks (grader.claims.statistics)
         return Cost(4 * FLOAT_BYTES * 2 * (1 << 21), 0, "random numbers drawn in chunks of 2^21 float64")
@@ -69,10 +71,10 @@ def cost(request: dict) -> Cost:
     return Cost(FLOAT_BYTES * elements, flops, what)
 
 
-def check(request: dict, memory_budget: int, flop_budget: int = DEFAULT_FLOPS) -> Cost:
+def check(request: Mapping[str, Any], memory_budget: int, flop_budget: int = DEFAULT_FLOPS) -> Cost:
     """The request's cost, or BudgetError (with the estimate) when it is over either budget."""
     c = cost(request)
-    over = []
+    over: list[str] = []
     if c.bytes > memory_budget:
         over.append(f"about {show_bytes(c.bytes)} of memory ({c.what}) where the budget is "
                     f"{show_bytes(memory_budget)} (--memory-budget)")
@@ -85,7 +87,7 @@ def check(request: dict, memory_budget: int, flop_budget: int = DEFAULT_FLOPS) -
     return c
 
 
-def size_problem(values: dict) -> str | None:
+def size_problem(values: Mapping[str, object]) -> str | None:
     """Why mha cannot be built and run at these sizes even on the meta device (None: it can):
     a tensor of the layer (the weights d², an input b·n·d, the scores b·h·n²) would hold more
     than :data:`MAX_ELEMENTS` numbers, more than torch can count."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import cast
 
 from grader.units.quantities import DATA, UNITS, TextError, factor, read_literal, split_number, strip_approx
 
@@ -39,10 +40,9 @@ class Figure:
     def approx(self) -> bool:
         return self.tolerance != 0
 
-    def matches(self, x) -> bool:
+    def matches(self, x: object) -> bool:
         """Whether the exact number ``x`` (int, Fraction or sympy Rational) is what this figure states."""
-        x = to_fraction(x)
-        return abs(x - self.value) <= self.tolerance
+        return abs(to_fraction(x) - self.value) <= self.tolerance
 
     def describe(self) -> str:
         if not self.approx:
@@ -50,7 +50,7 @@ class Figure:
         return f"{self.text} (= {fmt(self.value)} ± {fmt(self.tolerance)})"
 
 
-def to_fraction(x) -> Fraction:
+def to_fraction(x: object) -> Fraction:
     from grader.values import to_fraction as exact
     try:
         return exact(x)
@@ -58,7 +58,7 @@ def to_fraction(x) -> Fraction:
         raise FigureError(f"not an exact number: {x!r}") from None
 
 
-def parse_figure(text) -> Figure:
+def parse_figure(text: object) -> Figure:
     """Read a stated figure; raises FigureError saying what was expected."""
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise FigureError(EXPECTED)
@@ -74,12 +74,13 @@ def parse_figure(text) -> Figure:
     if lit.unit is not None:
         pint_name, what = UNITS[lit.unit]
         if what == DATA:
-            unit, f = lit.unit, factor(pint_name, "byte")
+            # a DATA unit always converts to bytes: factor() is never None here (nor for FLOPs below)
+            unit, f = lit.unit, cast(Fraction, factor(pint_name, "byte"))
         elif what != "a number of operations":      # FLOPs count; a time is no stated figure here
             raise FigureError(f"unit {lit.unit!r} is not one a figure states; expected bytes (kB, MB, KiB, "
                               "MiB, ...) or a word like FLOPs")
         else:
-            f = factor(pint_name, "flop")
+            f = cast(Fraction, factor(pint_name, "flop"))
     approx = lit.approx or lit.scaled or lit.point
     tolerance = Fraction(10) ** lit.stated_place / 2 * f if approx else Fraction(0)
     return Figure(text.strip(), lit.value * f, tolerance, unit)
@@ -97,7 +98,7 @@ def _why_not(text: str) -> str:
             "(K, M, B, thousand, million, billion) or a word like FLOPs, parameters, dims")
 
 
-def fmt(x) -> str:
+def fmt(x: object) -> str:
     """An exact number written out: 274,877,906,944; 1/2; 16,777,216 (one too long to write
     out, past :data:`MAX_SHOWN` digits: ≈ 1.23 × 10^5000, its leading digits and size)."""
     x = to_fraction(x)

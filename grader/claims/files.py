@@ -3,19 +3,21 @@
 read only through :func:`grader.files.textfiles.read_bytes` (regular files, a bounded read)."""
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from grader.errors import GraderError, InputError, Location
 
 
-def spec_files(paths=None) -> list[Path]:
+def spec_files(paths: Iterable[str | os.PathLike[str]] | None = None) -> list[Path]:
     """The YAML files to load: the bundled spec folder when ``paths`` is empty; a folder gives its
     ``*.yaml``/``*.yml`` files (sorted)."""
     if not paths:
         from grader.files.bundled import bundled
         paths = [bundled("spec")]
-    files = []
+    files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
             # every entry but a folder: one that is not a regular file (a FIFO, a device, a link
@@ -31,7 +33,7 @@ def spec_files(paths=None) -> list[Path]:
     return files
 
 
-def may_measure(paths=None) -> bool:
+def may_measure(paths: Iterable[str | os.PathLike[str]] | None = None) -> bool:
     """Whether the spec files under ``paths`` may hold a measured check: a look at their text
     for ``kind: <measured kind>``, cheap enough to start the measuring process (torch) before the
     files are loaded. False when the files cannot be found or read (loading will say why)."""

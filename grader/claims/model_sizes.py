@@ -18,7 +18,9 @@ are fields of the check, not sizes (see docs/spec-language.md).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from types import MappingProxyType
+from typing import Any
 
 MODEL_QUANTITIES = ("params.block", "params.model", "flops.forward", "flops.ffn", "flops.lm_head",
                     "flops.decode_step", "bytes.kv_cache", "bytes.kv_cache_token", "bytes.kv_cache_token_layer")
@@ -47,13 +49,13 @@ def size_name(name: str) -> str:
     return SIZE_ALIASES.get(name, name)
 
 
-def is_model_quantity(quantity: str, given=()) -> bool:
+def is_model_quantity(quantity: str, given: Iterable[str] = ()) -> bool:
     """Whether the quantity is measured on a transformer (else on one attention layer)."""
     given = {size_name(k) for k in given}
     return quantity in MODEL_QUANTITIES or (quantity in SHARED and bool(given & set(MODEL_SIZES)))
 
 
-def sizes_taken(quantity: str, given=()) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def sizes_taken(quantity: str, given: Iterable[str] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the sizes the quantity needs, the sizes it may also be given), with the sizes ``given``."""
     given = {size_name(k) for k in given}
     if is_model_quantity(quantity, given):
@@ -77,14 +79,14 @@ def sizes_taken(quantity: str, given=()) -> tuple[tuple[str, ...], tuple[str, ..
     return ("d", "h") + seq, extra
 
 
-def describe_sizes(quantity: str, given=()) -> str:
+def describe_sizes(quantity: str, given: Iterable[str] = ()) -> str:
     """'d, h, n (and optionally b, g)' with their meanings, for error messages."""
     need, optional = sizes_taken(quantity, given)
     show = ", ".join(f"{k} ({SIZE_MEANING[k]})" for k in need)
     return show + (f"; optionally {', '.join(f'{k} ({SIZE_MEANING[k]})' for k in optional)}" if optional else "")
 
 
-def model_options(check_get) -> dict:
+def model_options(check_get: Callable[[str, Any], Any]) -> dict[str, Any]:
     """A model check's settings, from its fields (``check_get(name, default)``)."""
     return {"activation": check_get("activation", "gelu"), "norm": check_get("norm", "layernorm"),
             "tied": bool(check_get("tied", True)), "dtype": check_get("dtype", "fp32")}

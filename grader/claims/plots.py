@@ -11,10 +11,30 @@ is the key's). A model that several claims share is drawn once.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from .run import SubjectResult
 
 
-def cannot_plot(folder) -> str:
+class AttentionFigure(TypedDict):
+    """One trained model's attention maps, as a demonstration's details carry them (mha.experiments)."""
+
+    name: str
+    h: int
+    seed: int
+    cross: bool
+    maps: list[list[list[float]]]           # per head: query position × key position, averaged
+    example: list[list[list[float]]]        # per head: the same, on one sequence of the batch
+    keys: Mapping[str, Sequence[object]] | None     # that sequence's "source" and "query" key tokens
+
+
+def cannot_plot(folder: str | os.PathLike[str]) -> str:
     """Why figures cannot be written to ``folder`` ("" when they can); checked before a long run."""
     try:
         import matplotlib  # noqa: F401
@@ -29,9 +49,9 @@ def cannot_plot(folder) -> str:
     return ""
 
 
-def figures_of(subject_results) -> list:
+def figures_of(subject_results: Iterable[SubjectResult]) -> list[AttentionFigure]:
     """Every distinct figure the demonstrations of these results carry (by name, first kept)."""
-    seen = {}
+    seen: dict[str, AttentionFigure] = {}
     for sr in subject_results:
         for r in sr.results:
             for c in r.checks:
@@ -40,7 +60,7 @@ def figures_of(subject_results) -> list:
     return list(seen.values())
 
 
-def write_attention_maps(subject_results, folder) -> list:
+def write_attention_maps(subject_results: Iterable[SubjectResult], folder: str | os.PathLike[str]) -> list[Path]:
     """Write the figures (PNG and SVG); the paths written."""
     figures = figures_of(subject_results)
     if not figures:
@@ -51,7 +71,7 @@ def write_attention_maps(subject_results, folder) -> list:
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written: list[Path] = []
     for f in figures:
         fig = draw(plt, f)
         for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None})):
@@ -63,9 +83,10 @@ def write_attention_maps(subject_results, folder) -> list:
     return written
 
 
-def draw(plt, f):
+def draw(plt: ModuleType, f: AttentionFigure) -> Figure:
     """One figure: a column per head; average map on top, one sequence's map below."""
     h = f["h"]
+    fig: Figure
     fig, axes = plt.subplots(2, h, figsize=(2.9 * h + 1.2, 6.0), squeeze=False, layout="constrained")
     keys = f.get("keys") or {}
     for i in range(h):

@@ -22,7 +22,7 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", unicodedata.normalize("NFC", text)).strip()
 
 
-def quote_pattern(quote: str) -> re.Pattern:
+def quote_pattern(quote: str) -> re.Pattern[str]:
     """The quote as a pattern: its fragments, in order, with anything between them at a gap."""
     fragments = [f for f in GAP.split(normalise(quote)) if f]
     return re.compile(".*?".join(re.escape(f) for f in fragments), re.S)
