@@ -47,7 +47,11 @@ checks every quantity against torch's own meta kernels.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from functools import lru_cache
+from types import ModuleType
+from typing import Any, SupportsIndex, TypedDict, cast
 
 from .model_sizes import MODEL_QUANTITIES, SIZE_ALIASES as ALIASES, is_model_quantity, sizes_taken
 
@@ -58,11 +62,25 @@ DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "flo
 IMPLEMENTATIONS = ("fused", "per_head", "torch", "single_head")
 
 
+# torch and mha are not followed by mypy (pyproject.toml): their modules and objects are Any here.
+# A measured value: a count (parameters, FLOPs, elements, bytes) or a shape.
+Measured = int | tuple[int, ...]
+
+
 class QuantityError(ValueError):
     """An unknown quantity or missing size."""
 
 
-def import_torch():
+class Equivalence(TypedDict):
+    """What :func:`equivalence` returns (over the measuring process's pipe: plain data)."""
+
+    max_abs_diff: float
+    params: list[int]
+    device: str
+    sizes: dict[str, int]
+
+
+def import_torch() -> ModuleType:
     """``import torch`` (and mha), without torch's "Failed to initialize NumPy" UserWarning:
     numpy may be missing (only matplotlib, for figures, needs it) and nothing here converts tensors to arrays."""
     import warnings
@@ -72,15 +90,16 @@ def import_torch():
         import torch
 
         import mha.attention  # noqa: F401  (imports torch.nn, torch.nn.functional)
-    return torch
+    return cast(ModuleType, torch)     # torch is not followed by mypy: Any
 
 
-def quantities() -> tuple:
+def quantities() -> tuple[str, ...]:
     """Every quantity name ``measure`` accepts (shape.* listed with the trace names)."""
     from mha.tracing import TRACE_NAMES
-    return (("params", "params_nobias") + tuple(f"flops.{p}" for p in FLOP_PARTS) + MODEL_QUANTITIES
+    names: tuple[str, ...] = (("params", "params_nobias") + tuple(f"flops.{p}" for p in FLOP_PARTS) + MODEL_QUANTITIES
             + ("attention.count", "attention.elements") + tuple(f"attention.bytes.{k}" for k in DTYPES)
             + tuple(f"shape.{n}" for n in TRACE_NAMES) + tuple(f"tensor.{n}" for n in TRACE_NAMES))
+    return names
 
 
 def check_quantity(quantity: str) -> None:
@@ -89,37 +108,38 @@ def check_quantity(quantity: str) -> None:
         raise QuantityError(f"unknown quantity {quantity!r}; expected one of: {', '.join(quantities())}")
 
 
-def required_sizes(quantity: str, given=()) -> tuple:
+def required_sizes(quantity: str, given: Iterable[str] = ()) -> tuple[str, ...]:
     """The sizes a quantity must be given: d and h for parameters, d, h and n for the rest
     (cross-attention, when ``given`` has n_q or n_k: d, h, n_q and n_k); a transformer's
     quantities: see grader.claims.model_sizes."""
     return sizes_taken(quantity, given)[0]
 
 
-def _sizes(values, need):
+def _sizes(values: Mapping[str, object], need: Iterable[str]) -> dict[str, int]:
     v = {ALIASES.get(k, k): x for k, x in values.items()}
     missing = [k for k in need if k not in v]
     if missing:
         raise QuantityError(f"missing size {', '.join(missing)} (sizes are d, h, n — or n_q and n_k for "
                             f"cross-attention — and optionally b)")
-    out = {}
+    out: dict[str, int] = {}
     for k in SIZE_NAMES:
         if k in v:
             x = v[k]
             if isinstance(x, float) and x.is_integer():
                 x = int(x)
-            try:
-                x = None if isinstance(x, bool) else operator.index(x)   # int, or an integer type
+            size: int | None
+            try:        # any object: one that is no integer raises TypeError (cast: no check, no conversion)
+                size = None if isinstance(x, bool) else operator.index(cast(SupportsIndex, x))   # int, or an integer type
             except TypeError:
-                x = None
-            if x is None or x <= 0:
+                size = None
+            if size is None or size <= 0:
                 raise QuantityError(f"size {k} must be a positive integer, got {v[k]!r}")
-            out[k] = x
+            out[k] = size
     return out
 
 
-def measure(quantity: str, values, device: str = "meta", layout: str = "fused", bias: bool = True,
-            model: dict | None = None):
+def measure(quantity: str, values: Mapping[str, object], device: str = "meta", layout: str = "fused",
+            bias: bool = True, model: Mapping[str, Any] | None = None) -> Measured:
     """The named quantity of a real mha.MultiHeadAttention(d, h, n_kv_heads=g) at the given sizes, or
     of a transformer (``model``: its activation, norm, tied, dtype; see grader.claims.model_sizes)."""
     check_quantity(quantity)
@@ -146,19 +166,20 @@ def measure(quantity: str, values, device: str = "meta", layout: str = "fused", 
 
 
 @lru_cache(maxsize=256)
-def _params(d, h, layout, bias, g=None):
+def _params(d: int, h: int, layout: str, bias: bool, g: int | None = None) -> int:
     import_torch()
     import mha
-    return mha.count_parameters(mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device="meta", n_kv_heads=g))
+    count: int = mha.count_parameters(mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device="meta", n_kv_heads=g))
+    return count
 
 
 @lru_cache(maxsize=64)
-def _module(d, h, layout, bias, device, g=None):
+def _module(d: int, h: int, layout: str, bias: bool, device: str, g: int | None = None) -> Any:
     import mha
     return mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device=device, n_kv_heads=g).eval()
 
 
-def _inputs(torch, d, n, b, device, n_k):
+def _inputs(torch: ModuleType, d: int, n: int, b: int | None, device: str, n_k: int | None) -> tuple[Any, Any]:
     """(query, key/value): one tensor for self-attention (n_k None), else two of n and n_k positions."""
     x = torch.empty((n, d) if b is None else (b, n, d), device=device)
     if n_k is None:
@@ -167,7 +188,8 @@ def _inputs(torch, d, n, b, device, n_k):
 
 
 @lru_cache(maxsize=256)
-def _measure(quantity, d, h, n, b, layout, bias, device, n_k=None, g=None):
+def _measure(quantity: str, d: int, h: int, n: int, b: int | None, layout: str, bias: bool, device: str,
+             n_k: int | None = None, g: int | None = None) -> Measured:
     """n: the (query) length; n_k: the key/value length for cross-attention (None: self-attention);
     g: key/value heads (None: h)."""
     torch = import_torch()
@@ -178,20 +200,25 @@ def _measure(quantity, d, h, n, b, layout, bias, device, n_k=None, g=None):
     group, _, part = quantity.partition(".")
     if group == "flops":
         report = _flops(d, h, n, b, layout, bias, device, n_k, g)
-        return report.matmul_total if part in ("total", "matmul_total") else report.as_dict()[part]
+        flops: int = report.matmul_total if part in ("total", "matmul_total") else report.as_dict()[part]
+        return flops
     if group == "attention":
         with _shape_kernels():
             if part.startswith("bytes."):
-                return mha.attention_matrices(m, x, kv, dtype=getattr(torch, DTYPES[part[len("bytes."):]])).bytes
+                size: int = mha.attention_matrices(m, x, kv, dtype=getattr(torch, DTYPES[part[len("bytes."):]])).bytes
+                return size
             a = mha.attention_matrices(m, x, kv)
-        return a.count if part == "count" else a.elements
+        count: int = a.count if part == "count" else a.elements
+        return count
     t = _trace(d, h, n, b, layout, bias, device, n_k)
     shape = t.shape(part) if group == "shape" else t[part].shape
     return tuple(int(s) for s in shape)
 
 
 @lru_cache(maxsize=64)
-def _flops(d, h, n, b, layout, bias, device, n_k=None, g=None):
+def _flops(d: int, h: int, n: int, b: int | None, layout: str, bias: bool, device: str, n_k: int | None = None,
+           g: int | None = None) -> Any:
+    """mha's FLOP report of one forward (its counts by stage)."""
     torch = import_torch()
     import mha
 
@@ -202,7 +229,9 @@ def _flops(d, h, n, b, layout, bias, device, n_k=None, g=None):
 
 
 @lru_cache(maxsize=64)
-def _trace(d, h, n, b, layout, bias, device, n_k=None):
+def _trace(d: int, h: int, n: int, b: int | None, layout: str, bias: bool, device: str,
+           n_k: int | None = None) -> Any:
+    """mha's trace of one forward (its named tensors)."""
     torch = import_torch()
     import mha
 
@@ -212,10 +241,10 @@ def _trace(d, h, n, b, layout, bias, device, n_k=None):
         return mha.trace(m, x, kv, kv)
 
 
-_SHAPE_KERNELS = None
+_SHAPE_KERNELS: Callable[[], AbstractContextManager[Any]] | None = None
 
 
-def _shape_kernels():
+def _shape_kernels() -> AbstractContextManager[Any]:
     """A dispatch mode giving, on "meta" tensors only, the outputs of mm, bmm, add_ and softmax
     by their shape rules (each checked as torch checks it); everything else, and every other
     device, goes to torch as usual. Enter it outside mha.measure_flops, so that the FLOP counter
@@ -228,24 +257,24 @@ def _shape_kernels():
 
     aten = torch.ops.aten
 
-    def mm(a, b):
+    def mm(a: Any, b: Any) -> Any:
         if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0] or a.dtype != b.dtype:
             raise RuntimeError(f"mm: cannot multiply {tuple(a.shape)} {a.dtype} by {tuple(b.shape)} {b.dtype}")
         return a.new_empty((a.shape[0], b.shape[1]))
 
-    def bmm(a, b):
+    def bmm(a: Any, b: Any) -> Any:
         if a.dim() != 3 or b.dim() != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1] \
                 or a.dtype != b.dtype:
             raise RuntimeError(f"bmm: cannot multiply {tuple(a.shape)} {a.dtype} by {tuple(b.shape)} {b.dtype}")
         return a.new_empty((a.shape[0], a.shape[1], b.shape[2]))
 
-    def add_(self, other, alpha=1):
+    def add_(self: Any, other: Any, alpha: Any = 1) -> Any:
         shape, extra = tuple(self.shape), tuple(getattr(other, "shape", ()))
         if len(extra) > len(shape) or any(o not in (1, s) for o, s in zip(reversed(extra), reversed(shape))):
             raise RuntimeError(f"add_: {extra} does not broadcast to {shape}")
         return self
 
-    def softmax(x, dim, half_to_float, *, out=None):
+    def softmax(x: Any, dim: int, half_to_float: bool, *, out: Any = None) -> Any:
         if out is not None:
             if tuple(out.shape) != tuple(x.shape):
                 raise RuntimeError(f"_softmax.out: out {tuple(out.shape)} is not {tuple(x.shape)}")
@@ -253,15 +282,16 @@ def _shape_kernels():
         # torch's softmax keeps a dense input's strides (empty_like, which on "meta" is Python too)
         return x.new_empty_strided(tuple(x.shape), x.stride(), dtype=torch.float32 if half_to_float else x.dtype)
 
-    kernels = {aten.mm.default: mm, aten.bmm.default: bmm, aten.add_.Tensor: add_,
+    kernels: dict[Any, Callable[..., Any]] = {aten.mm.default: mm, aten.bmm.default: bmm, aten.add_.Tensor: add_,
                aten._softmax.default: softmax, aten._softmax.out: softmax}
 
-    class ShapeKernels(TorchDispatchMode):
+    class ShapeKernels(TorchDispatchMode):  # type: ignore[misc]  # torch is not followed: its class is Any
         @classmethod
-        def _should_skip_dynamo(cls):
+        def _should_skip_dynamo(cls) -> bool:
             return False    # see mha.measure: nothing here is compiled; importing torch._dynamo costs 1 s
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                               kwargs: dict[str, Any] | None = None) -> Any:
             kwargs = kwargs or {}
             kernel = kernels.get(func)
             if kernel is not None and all(t.device.type == "meta" for t in (*args, *kwargs.values())
@@ -273,7 +303,7 @@ def _shape_kernels():
     return ShapeKernels()
 
 
-def make(request: dict):
+def make(request: Mapping[str, Any]) -> Any:
     """One measurement as the measured checks ask for it (grader.claims.checks.measured.request):
     {"quantity", "at", "layout", "bias"}, or {"equivalence": {"a", "b", "values", "seed", "device"}},
     or {"experiment": {...}} (a demonstration, grader.claims.checks.demonstrate: mha.experiments.run)."""
@@ -298,7 +328,7 @@ def resolve_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def equivalence(a: str, b: str, values, seed: int = 0, device: str = "auto") -> dict:
+def equivalence(a: str, b: str, values: Mapping[str, object], seed: int = 0, device: str = "auto") -> Equivalence:
     """Two implementations on the same seeded weights and inputs: {"max_abs_diff" (outputs and
     per-head attention weights), "params": [a's, b's], "device", "sizes"}. Sizes d, h
     (required), n (default 16), b (default 2).
@@ -323,7 +353,7 @@ def equivalence(a: str, b: str, values, seed: int = 0, device: str = "auto") -> 
             p.copy_(torch.randn(p.shape, generator=g) * 0.1)
     base = mha.MultiHeadAttention.from_torch(ref)
 
-    def build(which):
+    def build(which: str) -> Any:
         if which == "torch":
             return ref
         if which == "single_head":
@@ -337,6 +367,7 @@ def equivalence(a: str, b: str, values, seed: int = 0, device: str = "auto") -> 
     with torch.no_grad():
         oa, wa = ma(x, x, x, need_weights=True, average_attn_weights=False)
         ob, wb = mb(x, x, x, need_weights=True, average_attn_weights=False)
-    err = max((oa - ob).abs().max().item(), (wa - wb).abs().max().item())
-    pa, pb = sum(p.numel() for p in ma.parameters()), sum(p.numel() for p in mb.parameters())
+    err: float = max((oa - ob).abs().max().item(), (wa - wb).abs().max().item())
+    pa: int = sum(p.numel() for p in ma.parameters())
+    pb: int = sum(p.numel() for p in mb.parameters())
     return {"max_abs_diff": err, "params": [pa, pb], "device": device, "sizes": {"d": d, "h": h, "n": n, "b": nb}}

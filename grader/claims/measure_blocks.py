@@ -13,16 +13,19 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from collections.abc import Mapping
+from typing import Any
+
 from .model_sizes import DTYPES, INFERENCE, SHARED
 
 _TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
 
 
-def measure_model_quantity(quantity: str, sizes: dict, options: dict):
+def measure_model_quantity(quantity: str, sizes: Mapping[str, int], options: Mapping[str, Any]) -> int:
     """The quantity of the transformer with these sizes and options (see grader.claims.model_sizes)."""
     from .measure import import_torch
     torch = import_torch()
-    o = {"activation": "gelu", "norm": "layernorm", "tied": True, "dtype": "fp32", "bias": True, **options}
+    o: dict[str, Any] = {"activation": "gelu", "norm": "layernorm", "tied": True, "dtype": "fp32", "bias": True, **options}
     if o["dtype"] not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {o['dtype']!r}")
     dtype = getattr(torch, _TORCH_DTYPES[o["dtype"]])
@@ -39,45 +42,56 @@ def measure_model_quantity(quantity: str, sizes: dict, options: dict):
     if quantity == "params.model":
         return _count(_stack(s["V"], d, s["L"], h, s["d_ff"], g, s.get("n_ctx"), *key))
     from mha.measure_model import kv_cache_bytes
+    value: int          # mha's counts (mha is not followed by mypy: Any)
     if quantity == "bytes.kv_cache_token_layer":
-        return kv_cache_bytes(_block(d, h, 1, g, *key), 1, dtype=dtype)
+        value = kv_cache_bytes(_block(d, h, 1, g, *key), 1, dtype=dtype)
+        return value
     if quantity == "bytes.kv_cache_token":
-        return kv_cache_bytes(_stack(1, d, s["L"], h, 1, g, None, *key), 1, dtype=dtype)
+        value = kv_cache_bytes(_stack(1, d, s["L"], h, 1, g, None, *key), 1, dtype=dtype)
+        return value
     if quantity == "bytes.kv_cache":
-        return kv_cache_bytes(_stack(1, d, s["L"], h, 1, g, None, *key), s["n"], batch=s.get("b", 1), dtype=dtype)
+        value = kv_cache_bytes(_stack(1, d, s["L"], h, 1, g, None, *key), s["n"], batch=s.get("b", 1), dtype=dtype)
+        return value
     m = _stack(s["V"], d, s["L"], h, s["d_ff"], g, s.get("n_ctx"), *key)
     if quantity == "flops.decode_step":
-        return _decode(m, s["n"], s.get("b", 1)).matmul_total
+        value = _decode(m, s["n"], s.get("b", 1)).matmul_total
+        return value
     report = _forward(m, s["n"], s.get("b", 1))
     part = quantity.partition(".")[2]
     if quantity == "flops.forward":
-        return report.matmul_total
+        value = report.matmul_total
+        return value
     if quantity in SHARED or part in ("ffn", "lm_head"):
-        return getattr(report, part)
+        value = getattr(report, part)
+        return value
     raise ValueError(f"not a model quantity: {quantity!r}")
 
 
-def _count(m) -> int:
+def _count(m: Any) -> int:
     from mha.measure import count_parameters
     return int(count_parameters(m))
 
 
 @lru_cache(maxsize=16)
-def _block(d, h, d_ff, g, activation, norm, tied, bias):
+def _block(d: int, h: int, d_ff: int, g: int | None, activation: str, norm: str, tied: bool, bias: bool) -> Any:
+    """A mha.TransformerBlock on "meta" (``tied`` unused: a block has no output layer; it keys the cache alike)."""
     import mha
     return mha.TransformerBlock(d, h, d_ff, n_kv_heads=g, activation=activation, norm=norm, bias=bias,
                                 device="meta").eval()
 
 
 @lru_cache(maxsize=8)
-def _stack(vocab, d, layers, h, d_ff, g, n_ctx, activation, norm, tied, bias):
+def _stack(vocab: int, d: int, layers: int, h: int, d_ff: int, g: int | None, n_ctx: int | None, activation: str,
+           norm: str, tied: bool, bias: bool) -> Any:
+    """A mha.Transformer on "meta"."""
     import mha
     return mha.Transformer(vocab, d, layers, h, d_ff, max_len=n_ctx, n_kv_heads=g, activation=activation,
                            norm=norm, bias=bias, tie_embeddings=tied, device="meta").eval()
 
 
 @lru_cache(maxsize=16)
-def _forward(m, n, b):
+def _forward(m: Any, n: int, b: int) -> Any:
+    """mha's FLOP report of one forward of the model over n tokens."""
     import torch
 
     from mha.measure import measure_flops
@@ -86,6 +100,7 @@ def _forward(m, n, b):
 
 
 @lru_cache(maxsize=16)
-def _decode(m, n, b):
+def _decode(m: Any, n: int, b: int) -> Any:
+    """mha's FLOP report of one decoding step after n - 1 cached tokens."""
     from mha.measure_model import decode_step_flops
     return decode_step_flops(m, n - 1, batch=b)

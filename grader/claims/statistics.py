@@ -21,6 +21,19 @@ same numbers.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+
+class StatisticResult(TypedDict):
+    """What :func:`run_statistic` returns (over the measuring process's pipe: plain data)."""
+
+    estimate: float
+    half: float
+    level: float
+    samples: int
+    seed: int
+    sizes: dict[str, int]
 
 QUANTITIES = ("dot", "softmax_max", "softmax_entropy")
 COMPONENTS = ("normal", "uniform", "rademacher")
@@ -30,13 +43,14 @@ MAX_WORK = 400_000_000          # samples · d_k · n numbers drawn, for one poi
 CHUNK = 1 << 21                 # numbers drawn at a time
 
 
-def work(sizes: dict, quantity: str, samples: int) -> int:
+def work(sizes: Mapping[str, int], quantity: str, samples: int) -> int:
     """How many random numbers one estimate draws."""
     n = sizes.get("n", 1) if quantity != "dot" else 1
     return samples * sizes["d_k"] * (n + 1)
 
 
-def _draw(torch, shape, components, g):
+def _draw(torch: Any, shape: tuple[int, int, int], components: str, g: Any) -> Any:
+    """``shape`` numbers of mean 0, variance 1 (a float64 tensor; torch is untyped here: Any)."""
     if components == "normal":
         return torch.randn(shape, generator=g, dtype=torch.float64)
     if components == "uniform":
@@ -44,7 +58,7 @@ def _draw(torch, shape, components, g):
     return torch.randint(0, 2, shape, generator=g).to(torch.float64) * 2 - 1
 
 
-def samples_of(r: dict) -> list[float]:
+def samples_of(r: Mapping[str, Any]) -> list[float]:
     """The ``samples`` values of the quantity, one per independent draw of q and the keys."""
     from .measure import import_torch
     torch = import_torch()
@@ -74,7 +88,7 @@ def samples_of(r: dict) -> list[float]:
     return out
 
 
-def run_statistic(r: dict) -> dict:
+def run_statistic(r: Mapping[str, Any]) -> StatisticResult:
     """The estimate and its confidence half-width (see the module doc)."""
     from mha.experiments.stats import mean_interval, proportion_interval, variance_interval
     if r["quantity"] not in QUANTITIES or r["statistic"] not in STATISTICS:

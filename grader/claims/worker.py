@@ -23,9 +23,11 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
+from typing import Any
 
 
-def _make(request: dict, memory_budget: int):
+def _make(request: Mapping[str, Any], memory_budget: int) -> Any:
     """One measurement, once :func:`grader.claims.budget.check` has found that it fits the budget
     (BudgetError, with the estimate, before anything is allocated)."""
     from grader.claims.budget import check
@@ -46,7 +48,7 @@ def serve() -> int:
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)   # a stray print (torch, a library) goes to stderr, not into the protocol
 
-    def send(msg):
+    def send(msg: Mapping[str, Any]) -> None:
         proto.write(json.dumps(msg) + "\n")
         proto.flush()
 
@@ -74,7 +76,7 @@ def serve() -> int:
         key = msg["claim"]
         send({"start": key})
         start = time.perf_counter()
-        results = []
+        results: list[dict[str, Any]] = []
         for request in msg["requests"]:
             try:
                 results.append({"value": _make(request, memory_budget)})
