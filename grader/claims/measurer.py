@@ -19,13 +19,26 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, TypedDict, cast
 
 
 
 class MeasureError(Exception):
     """A measurement that failed (its message says why), or one that was not made."""
+
+
+class WorkerInfo(TypedDict, total=False):
+    """What :meth:`Measurer.ready` says: the process's ready message (``cuda``, ``torch``,
+    ``memory_budget``), or ``fatal`` when it cannot start (nothing at all: not ready in time)."""
+
+    cuda: bool
+    torch: str
+    memory_budget: int
+    fatal: str
 
 
 @dataclass
@@ -34,7 +47,7 @@ class Measurements:
     answer's grade): its measurements: ``values`` (one per request: a value, or an Exception), or
     ``failure`` (why none came: time limit, the process died), and the seconds they took."""
 
-    values: list | None = None
+    values: list[Any] | None = None        # a measured value (JSON: numbers, lists, dicts) or a MeasureError
     failure: str = ""
     timed_out: bool = False
     seconds: float = 0.0
@@ -43,7 +56,7 @@ class Measurements:
 @dataclass
 class _Job:
     key: int
-    requests: list
+    requests: list[Mapping[str, Any]]       # as grader.claims.checks.measured makes them
     budget: float | None
     outcome: Measurements | None = None
     started: float | None = None
@@ -51,11 +64,11 @@ class _Job:
 
 @dataclass
 class _Process:
-    popen: subprocess.Popen
-    stderr: object
-    outbox: queue.Queue = field(default_factory=queue.Queue)   # lines for its stdin (a writer thread)
+    popen: subprocess.Popen[str]
+    stderr: IO[bytes]
+    outbox: queue.Queue[str | None] = field(default_factory=queue.Queue)   # lines for its stdin (a writer thread)
     ready: bool = False
-    info: dict = field(default_factory=dict)
+    info: WorkerInfo = field(default_factory=WorkerInfo)
     running: int | None = None
     expired: int | None = None
     timer: threading.Timer | None = None
@@ -70,7 +83,7 @@ class Measurer:
 
     READY_TIMEOUT = 600.0   # seconds for the process to import torch and say it is ready
 
-    def __init__(self, command=None, ready_timeout: float | None = None, memory_budget: int | None = None):
+    def __init__(self, command: Iterable[str] | None = None, ready_timeout: float | None = None, memory_budget: int | None = None):
         self._command = list(command) if command else [sys.executable, "-m", "grader.claims.worker"]
         self._memory_budget = memory_budget     # bytes (None: the process's default, grader.claims.budget)
         self._ready_timeout = self.READY_TIMEOUT if ready_timeout is None else ready_timeout
@@ -91,7 +104,7 @@ class Measurer:
                 self._spawn()
         return self
 
-    def _spawn(self):
+    def _spawn(self) -> None:
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])   # the folder holding grader/ and mha/
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -110,13 +123,13 @@ class Measurer:
         for key in self._queue:
             self._send(proc, self._jobs[key])
 
-    def _send(self, proc, job):
+    def _send(self, proc: _Process, job: _Job) -> None:
         proc.outbox.put(json.dumps({"claim": job.key, "requests": job.requests}) + "\n")
 
     @staticmethod
-    def _write(proc):
+    def _write(proc: _Process) -> None:
         """Feed the process its claims, never blocking the checking thread on a full pipe."""
-        stdin = proc.popen.stdin
+        stdin = cast(IO[str], proc.popen.stdin)        # stdin=PIPE: never None
         while True:
             line = proc.outbox.get()
             try:
@@ -128,7 +141,7 @@ class Measurer:
             except (BrokenPipeError, OSError, ValueError):
                 return      # the process is gone; its reader thread sees it and starts another
 
-    def close(self):
+    def close(self) -> None:
         """End the process (claims not measured yet fail, saying so)."""
         with self._cond:
             self._closed = True
@@ -145,14 +158,15 @@ class Measurer:
         proc.popen.kill()       # nothing is left for it to do (or it is still importing torch)
         proc.popen.wait()
 
-    def __enter__(self):
+    def __enter__(self) -> Measurer:
         return self.start()
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.close()
 
     # -- use ----------------------------------------------------------------------------------
-    def ready(self, timeout: float | None = None) -> dict:
+    def ready(self, timeout: float | None = None) -> WorkerInfo:
         """Wait until the process has imported torch: its info ({"cuda": bool, "torch": version}),
         or {"fatal": message} if it cannot."""
         self.start()
@@ -163,9 +177,10 @@ class Measurer:
                 if left is not None and left <= 0:
                     return {}
                 self._cond.wait(left)
-            return {"fatal": self._fatal} if self._fatal else dict(self._proc.info)
+            # no fatal error: the loop ended on a process that is ready
+            return {"fatal": self._fatal} if self._fatal else cast(_Process, self._proc).info.copy()
 
-    def submit(self, requests: list, budget: float | None = None) -> int:
+    def submit(self, requests: Sequence[Mapping[str, Any]], budget: float | None = None) -> int:
         """Queue a claim's requests; ``budget``: seconds they may take, once started (None: no limit)."""
         with self._cond:
             key = self._next
@@ -191,8 +206,8 @@ class Measurer:
             return job.outcome
 
     # -- the reader thread --------------------------------------------------------------------
-    def _read(self, proc: _Process):
-        for line in proc.popen.stdout:
+    def _read(self, proc: _Process) -> None:
+        for line in cast(IO[str], proc.popen.stdout):      # stdout=PIPE: never None
             try:
                 msg = json.loads(line)
             except ValueError:
@@ -203,12 +218,12 @@ class Measurer:
         with self._cond:
             self._died(proc)
 
-    def _handle(self, proc, msg):
+    def _handle(self, proc: _Process, msg: dict[str, Any]) -> None:
         if "ready" in msg:
             if proc.timer:
                 proc.timer.cancel()
                 proc.timer = None
-            proc.ready, proc.info = True, {k: v for k, v in msg.items() if k != "ready"}
+            proc.ready, proc.info = True, cast(WorkerInfo, {k: v for k, v in msg.items() if k != "ready"})
         elif "fatal" in msg:
             self._fatal = f"the measuring process could not start: {msg['fatal']}"
         elif "start" in msg:
@@ -236,21 +251,21 @@ class Measurer:
             self._idle_deaths = 0
         self._cond.notify_all()
 
-    def _not_ready(self, proc):
+    def _not_ready(self, proc: _Process) -> None:
         with self._cond:
             if proc.ready or proc.popen.poll() is not None:
                 return
             self._fatal = f"the measuring process was not ready within {self._ready_timeout:g} s"
         proc.popen.kill()
 
-    def _expire(self, proc, key):
+    def _expire(self, proc: _Process, key: int) -> None:
         with self._cond:
             if proc.running != key or proc.popen.poll() is not None:
                 return
             proc.expired = key
         proc.popen.kill()
 
-    def _died(self, proc):
+    def _died(self, proc: _Process) -> None:
         if proc.timer:
             proc.timer.cancel()
         if proc is not self._proc:      # closed, or already replaced
@@ -288,7 +303,7 @@ class Measurer:
         self._cond.notify_all()
 
 
-def _close_quietly(f):
+def _close_quietly(f: IO[bytes]) -> None:
     try:
         f.close()
     except OSError:
@@ -311,16 +326,16 @@ def shared() -> Measurer:
         return _SHARED.start()
 
 
-def _close_shared():
+def _close_shared() -> None:
     if _SHARED is not None:
         _SHARED.close()
 
 
-def _limit(budget):
+def _limit(budget: float | None) -> str:
     return "no time" if budget is None or budget <= 0 else f"{budget:.3g} s"
 
 
-def _status(code) -> str:
+def _status(code: int | None) -> str:
     if code is not None and code < 0:
         try:
             return f"signal {signal.Signals(-code).name}"
@@ -329,7 +344,7 @@ def _status(code) -> str:
     return f"exit status {code}"
 
 
-def _tail(proc) -> str:
+def _tail(proc: _Process) -> str:
     try:
         proc.stderr.seek(0)
         text = proc.stderr.read().decode("utf-8", "replace")
