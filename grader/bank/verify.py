@@ -13,7 +13,7 @@ expected and what was found; nothing raises for a wrong reference.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from grader.answers.kinds import KINDS
 from grader.answers.kinds.relation import same_relation
@@ -81,7 +81,8 @@ def measured(problem: Problem, subject: Any) -> tuple[str, str | None]:
 
     def one(at: Mapping[str, Any]) -> Any:
         value = measure(m.quantity, dict(at))
-        return value[m.axis] if m.axis is not None else value
+        # an axis is given for a shape quantity (a tuple); cast: no check, an int still raises TypeError
+        return cast(tuple[int, ...], value)[m.axis] if m.axis is not None else value
 
     if not m.points:
         value = one(m.at)
