@@ -22,16 +22,18 @@ error at its key's file:line:column, not graded; ``Loaded.refused`` says there w
 """
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from grader.files import yamlio
 from grader.bank.model import plain
 from grader.answers.guard import shorten
 from grader.errors import InputError, Location
-from grader.files.yamlio import BadKey, Refused
+from grader.files.yamlio import BadKey, Refused, YDict, YList
 
 from .pool import gc_paused   # the bulk phases' collector tuning lives beside the pool
 
@@ -44,8 +46,8 @@ class Answer:
     """One answer as given: the problem id, the raw value (text, number or list), where it
     stands; ``refused`` says why it is not read at all (given twice, a tag that is not data)."""
 
-    problem_id: Any
-    raw: Any
+    problem_id: str
+    raw: Any                # plain data as the file gives it (text, a number, None, a list, a mapping)
     location: Location
     refused: str | None = None
 
@@ -53,7 +55,7 @@ class Answer:
 @dataclass(frozen=True)
 class Submission:
     learner: str
-    answers: tuple
+    answers: tuple[Answer, ...]
     location: Location
     file: str
 
@@ -64,19 +66,19 @@ class Loaded:
     read; ``refused``: an answer was refused for its key, which names no problem: null, empty, a
     number, a list...; either makes ``grader grade`` exit 2)."""
 
-    submissions: tuple
-    errors: tuple
+    submissions: tuple[Submission, ...]
+    errors: tuple[InputError, ...]
     unreadable: bool
     refused: bool = False
 
 
-def natural_key(path: Path) -> tuple:
+def natural_key(path: Path) -> tuple[tuple[tuple[int, int, str], ...], ...]:
     """Files in natural order: s0, s1, s2, s10 (numbers compared as numbers), folder by folder."""
     return tuple(tuple((0, int(t), t) if t.isdigit() else (1, 0, t.lower()) for t in re.split(r"(\d+)", part) if t)
                  for part in path.parts)
 
 
-def _shown(path) -> Path:
+def _shown(path: str | os.PathLike[str]) -> Path:
     """A path as reports show it: relative to the working folder when it lies inside it."""
     p = Path(path)
     if p.is_absolute():
@@ -87,10 +89,10 @@ def _shown(path) -> Path:
     return p
 
 
-def answer_files(paths, errors: list | None = None) -> list[Path]:
+def answer_files(paths: Iterable[str | os.PathLike[str]], errors: list[InputError] | None = None) -> list[Path]:
     """The answer files of ``paths`` (files, or folders searched for them); a path that does not
     exist is an error in ``errors`` (or, without that list, returned as it is, for the reader)."""
-    files = []
+    files: list[Path] = []
     for p in map(_shown, paths):
         if p.is_dir():
             # every entry but a folder: one that is not a regular file (a FIFO, a device, a link
@@ -105,9 +107,11 @@ def answer_files(paths, errors: list | None = None) -> list[Path]:
     return files
 
 
-def load_submissions(paths) -> Loaded:
+def load_submissions(paths: Iterable[str | os.PathLike[str]]) -> Loaded:
     """Every submission in ``paths`` (files or folders)."""
-    subs, errors, refused = [], [], []
+    subs: list[Submission] = []
+    errors: list[InputError] = []
+    refused: list[bool] = []
     files = answer_files(paths, errors)
     unreadable = bool(errors)
     with gc_paused():
@@ -123,11 +127,14 @@ def load_submissions(paths) -> Loaded:
     return Loaded(tuple(subs), tuple(errors), unreadable, any(refused))
 
 
-def _collect(doc, file: str, subs: list, errors: list) -> bool:
+# In answers mode yamlio gives every mapping as a YDict and every sequence as a YList: the casts
+# below (no check, no conversion) say so where an isinstance test of dict or list has passed.
+def _collect(doc: Any, file: str, subs: list[Submission], errors: list[InputError]) -> bool:
     """The file's submissions into ``subs``, what is wrong into ``errors``; whether an answer
     was refused for its key."""
     here = Location(file, 1, 1)
     if isinstance(doc, dict) and "submissions" in doc:
+        doc = cast(YDict, doc)
         for k in doc:
             if k != "submissions":
                 errors.append(InputError(f"unknown key {k!r} beside 'submissions' (ignored)", doc.key_loc(k)))
@@ -138,11 +145,12 @@ def _collect(doc, file: str, subs: list, errors: list) -> bool:
         if not isinstance(items, list):
             errors.append(InputError("'submissions' must be a list of {learner, answers}", doc.loc_of("submissions")))
             return False
+        items = cast(YList, items)
         return any([_one(item, items.loc_of(i), file, subs, errors) for i, item in enumerate(items)])
     return _one(doc, getattr(doc, "loc", here), file, subs, errors)
 
 
-def _one(item, loc: Location, file: str, subs: list, errors: list) -> bool:
+def _one(item: object, loc: Location, file: str, subs: list[Submission], errors: list[InputError]) -> bool:
     """One submission into ``subs`` (what is wrong into ``errors``); whether an answer was
     refused for its key."""
     if isinstance(item, Refused):
@@ -151,6 +159,7 @@ def _one(item, loc: Location, file: str, subs: list, errors: list) -> bool:
     if not isinstance(item, dict):
         errors.append(InputError("malformed submission: expected a mapping with 'learner' and 'answers'", loc))
         return False
+    item = cast(YDict, item)
     for k in item:
         if k not in SUBMISSION_KEYS:
             errors.append(InputError(f"unknown key {k!r} in a submission (ignored)", item.key_loc(k)))
@@ -161,7 +170,7 @@ def _one(item, loc: Location, file: str, subs: list, errors: list) -> bool:
         errors.append(InputError("malformed submission: " + "; ".join(r.message for r in spoiled),
                                  spoiled[0].location))
         return False
-    problems = []
+    problems: list[str] = []
     if isinstance(learner, bool) or not isinstance(learner, (str, int)) or not str(learner).strip():
         problems.append("'learner' must be a name or an id")
     if not isinstance(answers, dict):
@@ -170,7 +179,8 @@ def _one(item, loc: Location, file: str, subs: list, errors: list) -> bool:
         errors.append(InputError("malformed submission: " + "; ".join(problems), loc))
         return False
     name = str(learner).strip()
-    good = []
+    answers = cast(YDict, answers)          # a mapping: checked above
+    good: list[Answer] = []
     refused = False
     for k, v in answers.items():
         if k.__class__ is str and k and not k.isspace():       # a problem id (the bank says which)
@@ -193,7 +203,7 @@ def _one(item, loc: Location, file: str, subs: list, errors: list) -> bool:
     return refused
 
 
-def _bad_key(key) -> str | None:
+def _bad_key(key: object) -> str | None:
     """Why ``key`` cannot name a problem (None: it can, if the bank has it): null, empty, not text."""
     if key is None:
         return "null"
@@ -208,7 +218,7 @@ def _bad_key(key) -> str | None:
     return None
 
 
-def _answer(answers, key, value) -> Answer:
+def _answer(answers: YDict, key: Any, value: Any) -> Answer:
     pid = key if isinstance(key, str) else plain(key)
     if isinstance(value, (str, int, float)) or value is None:
         return Answer(pid, value, answers.key_loc(key))
@@ -224,7 +234,7 @@ def _answer(answers, key, value) -> Answer:
     return Answer(pid, refused.source, refused.location, why)
 
 
-def _text_keys(value):
+def _text_keys(value: Any) -> Any:
     """``value`` with each :class:`BadKey` inside it (a list as a mapping's key) as its text: an
     answer is echoed in every format, and JSON's keys are plain values."""
     if isinstance(value, dict):
@@ -234,7 +244,7 @@ def _text_keys(value):
     return value
 
 
-def _refused(value) -> Refused | None:
+def _refused(value: object) -> Refused | None:
     """The first Refused in an answer's value (a list or mapping may hold one)."""
     if isinstance(value, Refused):
         return value
