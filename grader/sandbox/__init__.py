@@ -36,11 +36,13 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from grader.sandbox import layout
+from grader.sandbox.layout import Bind, StrPath
 from grader.sandbox.cgroup import PidsGroup, pids_parent
 from grader.sandbox.limits import GiB, MiB, Limits, diagnose, explain_limit, limit_message
 from grader.sandbox.proc import (STRONG, Running, UidSlot, _can_unshare_net, _tasks_of, collect, exit_status,
@@ -69,7 +71,7 @@ class SandboxResult:
     message: str
     sandbox: str                    # the backend that ran it, and what it does not prevent
     limit: str | None = None        # "time", "cpu", "memory", "file size", "processes", "network"
-    reports: tuple = field(default=(), repr=False)   # bytes read from each of report_fds
+    reports: tuple[bytes, ...] = field(default=(), repr=False)   # bytes read from each of report_fds
     truncated: bool = False         # stdout or stderr went over Limits.output_bytes
 
     @property
@@ -80,7 +82,7 @@ class SandboxResult:
 # ---------------------------------------------------------------- backends
 
 
-def python_argv() -> list:
+def python_argv() -> list[str]:
     """The sandbox's Python (``[interpreter, "-B", "-S"]``); torch is importable, nothing else."""
     return layout.python_argv()
 
@@ -191,10 +193,10 @@ def limits_processes(force_fallback: bool = False) -> bool:
 
 @dataclass
 class _Launch:
-    argv: list
-    env: dict
+    argv: list[str]
+    env: dict[str, str]
     cwd: str | None
-    preexec: object
+    preexec: Callable[[], None]
     description: str
     slot: UidSlot | None = None
     group: PidsGroup | None = None
@@ -209,12 +211,14 @@ class _Launch:
             shutil.rmtree(self.root_dir, ignore_errors=True)
 
 
-def _prepare(name, argv, limits, readable, binds, env, cwd, keep_fds, hide, scratch=None) -> _Launch:
+def _prepare(name: str, command: Iterable[StrPath], limits: Limits, readable: Iterable[StrPath], binds: Iterable[Bind],
+             env: Mapping[str, str] | None, cwd: str, keep_fds: Iterable[int], hide: Iterable[StrPath],
+             scratch: str | None = None) -> _Launch:
     base_env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
                 "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONNOUSERSITE": "1",
                 "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                 **layout.env(name in STRONG), **(env or {})}
-    argv = [str(a) for a in argv]
+    argv = [str(a) for a in command]
     if name == "rlimits":
         return _prepare_weak(argv, limits, base_env, cwd, readable, binds)
     slot = UidSlot()
@@ -235,7 +239,8 @@ def _prepare(name, argv, limits, readable, binds, env, cwd, keep_fds, hide, scra
                    describe("unshare"), slot, group, root)
 
 
-def _prepare_weak(argv, limits, base_env, cwd, readable, binds) -> _Launch:
+def _prepare_weak(argv: list[str], limits: Limits, base_env: dict[str, str], cwd: str, readable: Iterable[StrPath],
+                  binds: Iterable[Bind]) -> _Launch:
     # no mounts: the paths the caller gave inside the sandbox are the host's
     for host, dest in binds:
         pattern = re.compile(re.escape(str(dest).rstrip("/")) + r'(?=/|$|")')
@@ -250,13 +255,13 @@ def _prepare_weak(argv, limits, base_env, cwd, readable, binds) -> _Launch:
     return _Launch(argv, base_env, cwd, preexec(limits, nproc=nproc), describe("rlimits"))
 
 
-def _popen(launch: _Launch, pass_fds) -> subprocess.Popen:
+def _popen(launch: _Launch, pass_fds: Iterable[int]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(launch.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=launch.env, cwd=launch.cwd, start_new_session=True, preexec_fn=launch.preexec,
                             pass_fds=tuple(pass_fds), close_fds=True)
 
 
-def _run_plain(name, argv) -> SandboxResult:
+def _run_plain(name: str, argv: list[str]) -> SandboxResult:
     """A run on backend ``name`` without asking :func:`problem` (which uses it to probe)."""
     limits = Limits(wall_s=30, cpu_s=30)
     launch = _prepare(name, argv, limits, (), (), None, "/tmp", (), ())
@@ -266,8 +271,9 @@ def _run_plain(name, argv) -> SandboxResult:
 # ------------------------------------------------------------------ running
 
 
-def run(argv, *, limits: Limits = Limits(), readable=(), binds=(), env=None, cwd="/tmp",
-        report_fds: int = 0, force_fallback: bool = False, backend: str | None = None, hide=()) -> SandboxResult:
+def run(argv: Iterable[StrPath], *, limits: Limits = Limits(), readable: Iterable[StrPath] = (),
+        binds: Iterable[Bind] = (), env: Mapping[str, str] | None = None, cwd: str = "/tmp", report_fds: int = 0,
+        force_fallback: bool = False, backend: str | None = None, hide: Iterable[StrPath] = ()) -> SandboxResult:
     """Run ``argv`` sandboxed and wait for it (at most ``limits.wall_s``).
 
     readable: host paths the code may read (bound read-only at the same path).
@@ -285,7 +291,7 @@ def run(argv, *, limits: Limits = Limits(), readable=(), binds=(), env=None, cwd
     return _finish(launch, limits, pipes, name)
 
 
-def _finish(launch: _Launch, limits: Limits, pipes, name) -> SandboxResult:
+def _finish(launch: _Launch, limits: Limits, pipes: Sequence[tuple[int, int]], name: str) -> SandboxResult:
     start = time.monotonic()
     try:
         try:
@@ -312,8 +318,9 @@ def _finish(launch: _Launch, limits: Limits, pipes, name) -> SandboxResult:
                          truncated)
 
 
-def start(argv, *, limits: Limits = Limits(), binds=(), env=None, cwd="/tmp", pass_fds=(),
-          backend: str | None = None, hide=(), scratch=None) -> Running:
+def start(argv: Iterable[StrPath], *, limits: Limits = Limits(), binds: Iterable[Bind] = (),
+          env: Mapping[str, str] | None = None, cwd: str = "/tmp", pass_fds: Collection[int] = (),
+          backend: str | None = None, hide: Iterable[StrPath] = (), scratch: str | None = None) -> Running:
     """Start ``argv`` sandboxed and return at once; ``pass_fds`` are kept open in it (at the
     same numbers). The caller enforces time (:meth:`Running.kill`); rlimits hold as in :func:`run`.
     ``scratch``: a folder of the caller's for what the run needs on the host (the unshare

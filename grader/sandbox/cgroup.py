@@ -27,12 +27,12 @@ _counter = itertools.count()
 @lru_cache(maxsize=None)
 def pids_parent() -> Path | None:
     """The folder of this process's pids cgroup, where a child group can be made, or None."""
-    mounts = {}
+    mounts: dict[str, list[tuple[Path, str, set[str]]]] = {}
     try:
         for line in Path("/proc/self/mountinfo").read_text().splitlines():
             left, _, right = line.partition(" - ")
-            fields, (fstype, _src, options) = left.split(), right.split()[:3]
-            mounts.setdefault(fstype, []).append((Path(fields[4]), fields[3], set(options.split(","))))
+            fields, (fstype, _src, opts) = left.split(), right.split()[:3]
+            mounts.setdefault(fstype, []).append((Path(fields[4]), fields[3], set(opts.split(","))))
         groups = [line.split(":", 2) for line in Path("/proc/self/cgroup").read_text().splitlines()]
     except (OSError, ValueError):
         return None
@@ -124,5 +124,5 @@ class PidsGroup:
     def __enter__(self) -> PidsGroup:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.remove()

@@ -18,6 +18,11 @@ import os
 import signal
 import sys
 
+TYPE_CHECKING = False       # typing is not imported here at run time (a cost on every sandboxed run)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
+
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
@@ -34,7 +39,7 @@ def _check(rc: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def mount(source, target, fstype, flags, data=None) -> None:
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
     enc = [None if x is None else str(x).encode() for x in (source, target, fstype, data)]
     _check(libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]), f"mount {target}")
 
@@ -54,7 +59,8 @@ def _tmpfs(path: str, size: int, mode: int, flags: int = MS_NOSUID | MS_NODEV) -
     mount("tmpfs", path, "tmpfs", flags, f"size={max(size, 4096)},mode={mode:o}")
 
 
-def build(root: str, mounts: list) -> None:
+def build(root: str, mounts: "Iterable[Sequence[Any]]") -> None:
+    """``mounts``: grader.sandbox.layout's entries, [kind, dest, source, size, mode], as JSON lists."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     _tmpfs(root, 1 << 20, 0o755, MS_NOSUID)
     for kind, dest, source, size, mode in mounts:
@@ -117,8 +123,8 @@ def main() -> None:
                     os.close(int(fd))
                 except OSError:
                     pass
-        for fd in keep:
-            os.set_inheritable(fd, True)
+        for kept in keep:
+            os.set_inheritable(kept, True)
         os.execve(spec["argv"][0], spec["argv"], dict(os.environ))
     except OSError as e:
         print(f"sandbox: cannot build the sandbox: {e}", file=sys.stderr)

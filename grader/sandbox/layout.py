@@ -25,13 +25,21 @@ import os
 import re
 import sys
 import sysconfig
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal, cast
 
 SITE = "/sandbox/site"
 ROOT_LINKS = ("bin", "lib", "lib64", "sbin", "lib32")
 SHM_BYTES = 16 * 1024 * 1024
+
+StrPath = str | os.PathLike[str]
+Bind = tuple[StrPath, StrPath]          # (host path, path in the sandbox)
+MountKind = Literal["ro", "tmpfs", "hide", "dir", "symlink", "dev", "proc"]
+# (kind, path in the sandbox, source: a host path or a link's target (None for the others), size in bytes, mode)
+Mount = tuple[MountKind, str, str | None, int, int]
 
 
 @dataclass(frozen=True)
@@ -39,9 +47,9 @@ class Runtime:
     """The interpreter the sandbox runs and what it needs from the host."""
 
     python: str          # same path inside and outside
-    prefixes: tuple      # host folders bound at their own path (besides /usr)
-    site: tuple          # (host path, name): torch and its dependencies, at SITE/name
-    hidden: tuple        # folders under a bound tree that are covered by an empty tmpfs
+    prefixes: tuple[str, ...]           # host folders bound at their own path (besides /usr)
+    site: tuple[tuple[str, str], ...]   # (host path, name): torch and its dependencies, at SITE/name
+    hidden: tuple[str, ...]             # folders under a bound tree that are covered by an empty tmpfs
 
 
 def _requirement_name(req: str) -> str | None:
@@ -53,10 +61,12 @@ def _requirement_name(req: str) -> str | None:
     return m.group(1) if m else None
 
 
-def torch_closure() -> list:
+def torch_closure() -> list[tuple[str, str]]:
     """(host path, name) of the top-level entries of torch and of the distributions it needs."""
     import importlib.metadata as md
-    todo, seen, entries = ["torch"], set(), {}
+    todo: list[str] = ["torch"]
+    seen: set[str] = set()
+    entries: dict[str, str] = {}
     while todo:
         name = todo.pop()
         key = re.sub(r"[-_.]+", "-", name).lower()
@@ -75,13 +85,14 @@ def torch_closure() -> list:
             top = f.parts[0] if f.parts else ""
             if not top or top == ".." or top.endswith(".pth") or top == "__pycache__":
                 continue
-            path = Path(dist.locate_file(top))
+            # typeshed's SimplePath: a pathlib.Path in fact (cast: no conversion)
+            path = Path(cast("os.PathLike[str]", dist.locate_file(top)))
             if path.exists():
                 entries[top] = str(path)
     return sorted((p, n) for n, p in entries.items())
 
 
-def _site_folders() -> set:
+def _site_folders() -> set[str]:
     """Folders Python may take packages from: the base interpreter's, the grader's sys.path
     (the standard library left out), Debian's dist-packages."""
     base = {"base": sys.base_prefix, "platbase": sys.base_prefix}
@@ -97,14 +108,14 @@ def _site_folders() -> set:
     return {str(Path(p).resolve()) for p in found if p and os.path.isdir(p)}
 
 
-def _inside(path: str, trees) -> bool:
+def _inside(path: str, trees: Iterable[str]) -> bool:
     return any(path == t or path.startswith(t.rstrip("/") + "/") for t in trees)
 
 
 @lru_cache(maxsize=None)
 def runtime() -> Runtime:
     python = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
-    prefixes = []
+    prefixes: list[str] = []
     for p in {os.path.realpath(sys.base_prefix), os.path.dirname(os.path.dirname(python))}:
         if not _inside(p, ["/usr"]) and not any(_inside(p, [q]) for q in prefixes):
             prefixes.append(p)
@@ -113,29 +124,30 @@ def runtime() -> Runtime:
     return Runtime(python, tuple(sorted(prefixes)), tuple(torch_closure()), tuple(hidden))
 
 
-def python_argv() -> list:
+def python_argv() -> list[str]:
     """How the sandbox runs Python: the base interpreter, no ``site``, no bytecode written;
     torch comes from ``PYTHONPATH`` (:func:`env`)."""
     return [runtime().python, "-B", "-S"]
 
 
-def env(namespaced: bool) -> dict:
+def env(namespaced: bool) -> dict[str, str]:
     if namespaced:
         return {"PYTHONPATH": SITE}
     # the weak backend sees the host: torch from where it is installed
     return {"PYTHONPATH": ":".join(sorted({os.path.dirname(p) for p, _ in runtime().site}))}
 
 
-def mounts(*, tmp_bytes: int, readable=(), binds=(), hide=()) -> list:
+def mounts(*, tmp_bytes: int, readable: Iterable[StrPath] = (), binds: Iterable[Bind] = (),
+           hide: Iterable[StrPath] = ()) -> list[Mount]:
     """The sandbox's file system, in mount order."""
     rt = runtime()
-    out = [("ro", "/usr", "/usr", 0, 0)]
+    out: list[Mount] = [("ro", "/usr", "/usr", 0, 0)]
     for link in ROOT_LINKS:
-        p = Path("/") / link
-        if p.is_symlink():
-            out.append(("symlink", str(p), os.readlink(p), 0, 0))
-        elif p.is_dir():
-            out.append(("ro", str(p), str(p), 0, 0))
+        top = Path("/") / link
+        if top.is_symlink():
+            out.append(("symlink", str(top), os.readlink(top), 0, 0))
+        elif top.is_dir():
+            out.append(("ro", str(top), str(top), 0, 0))
     # the private /tmp first: a bound folder that lives under /tmp is made on top of it
     out.append(("tmpfs", "/tmp", None, tmp_bytes, 0o1777))
     out.append(("dev", "/dev", None, SHM_BYTES, 0o755))
@@ -148,20 +160,20 @@ def mounts(*, tmp_bytes: int, readable=(), binds=(), hide=()) -> list:
     out.append(("dir", SITE, None, 0, 0o755))
     for host, name in rt.site:
         out.append(("ro", f"{SITE}/{name}", host, 0, 0))
-    for p in readable:
-        out.append(("ro", str(p), str(p), 0, 0))
-    for host, dest in binds:
-        out.append(("ro", str(dest), str(host), 0, 0))
+    for path in readable:
+        out.append(("ro", str(path), str(path), 0, 0))
+    for bound, dest in binds:
+        out.append(("ro", str(dest), str(bound), 0, 0))
     return out
 
 
-def bwrap_argv(layout: list, *, cwd: str, command: list) -> list:
+def bwrap_argv(layout: Iterable[Mount], *, cwd: str, command: Iterable[str]) -> list[str]:
     """bubblewrap's arguments for ``layout``; ``command`` runs inside."""
     a = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
          "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     made = {"/"}
 
-    def parents(dest):
+    def parents(dest: str) -> None:
         nonlocal a
         for parent in reversed(Path(dest).parents):
             if str(parent) not in made:
@@ -172,7 +184,7 @@ def bwrap_argv(layout: list, *, cwd: str, command: list) -> list:
         if kind != "symlink":
             parents(dest)
         if kind == "ro":
-            a += ["--ro-bind", source, dest]
+            a += ["--ro-bind", cast(str, source), dest]       # "ro" and "symlink" have a source
         elif kind == "tmpfs":
             a += ["--perms", f"{mode:04o}", "--size", str(size), "--tmpfs", dest]
         elif kind == "hide":
@@ -180,7 +192,7 @@ def bwrap_argv(layout: list, *, cwd: str, command: list) -> list:
         elif kind == "dir":
             a += ["--perms", f"{mode:04o}", "--dir", dest]
         elif kind == "symlink":
-            a += ["--symlink", source, dest]
+            a += ["--symlink", cast(str, source), dest]
         elif kind == "dev":
             a += ["--dev", dest, "--perms", "1777", "--size", str(size), "--tmpfs", f"{dest}/shm"]
         elif kind == "proc":

@@ -39,7 +39,7 @@ class Limits:
                 f"file size {size_text(self.file_bytes)}, {self.processes} processes")
 
 
-def diagnose(code, sig, timed_out, stderr: str, limits: Limits) -> tuple[str | None, str]:
+def diagnose(code: int | None, sig: str | None, timed_out: bool, stderr: str, limits: Limits) -> tuple[str | None, str]:
     """(the limit hit or None, how the run ended in words)."""
     if timed_out:
         return "time", (f"time limit of {limits.wall_s:g} s exceeded (wall clock): "

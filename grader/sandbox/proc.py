@@ -17,10 +17,15 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, cast
 
 from grader.sandbox.limits import MiB, Limits, diagnose, size_text
+
+if TYPE_CHECKING:
+    from grader.sandbox import _Launch
 
 NOBODY = 65534
 UID_BASE = 100_000      # one unused uid per concurrent run (see UidSlot)
@@ -34,9 +39,9 @@ def _tasks_of(uid: int) -> int:
     return sum(threads for _, threads in _processes_of(uid))
 
 
-def _processes_of(uid: int) -> list:
+def _processes_of(uid: int) -> list[tuple[int, int]]:
     """(pid, threads) of the live processes of ``uid`` (zombies are dead already)."""
-    out = []
+    out: list[tuple[int, int]] = []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
@@ -74,7 +79,8 @@ def _unshare_net() -> bool:
     try:
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.unshare(0x40000000) == 0  # CLONE_NEWNET
+        ok: bool = libc.unshare(0x40000000) == 0  # CLONE_NEWNET
+        return ok
     except (OSError, AttributeError):
         return False
 
@@ -82,13 +88,13 @@ def _unshare_net() -> bool:
 class UidSlot:
     """An unprivileged uid no other sandboxed run is using now (held by an flock)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         import fcntl
         import tempfile
         # one folder for the whole machine (not $TMPDIR): every grader shares the slots
         d = Path("/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()) / "grader-sandbox-uids"
         d.mkdir(mode=0o700, exist_ok=True)
-        self.file = None
+        self.file: IO[str] | None = None
         self.uid = NOBODY   # every slot busy: share nobody
         for n in range(UID_SLOTS):
             f = open(d / f"{n}.lock", "w")
@@ -109,12 +115,13 @@ class UidSlot:
 
 
 
-def preexec(limits: Limits, drop_uid=False, unshare_net=False, join=None, nproc=None, with_parent=True):
+def preexec(limits: Limits, drop_uid: bool = False, unshare_net: bool = False, join: Callable[[], object] | None = None,
+            nproc: int | None = None, with_parent: bool = True) -> Callable[[], None]:
     """The child's setup between fork and exec: rlimits, (weak) network, pids cgroup and uid;
     ``with_parent``: killed when the thread that started it ends (bwrap and unshare then end
     their namespace, and everything in it)."""
 
-    def setup():
+    def setup() -> None:
         import resource
         if with_parent:
             import ctypes
@@ -145,8 +152,8 @@ def kill_group(pid: int) -> None:
         pass
 
 
-def exit_status(status: int, name: str) -> tuple:
-    code = status if status >= 0 else None
+def exit_status(status: int, name: str) -> tuple[int | None, str | None]:
+    code: int | None = status if status >= 0 else None
     sig = signal.Signals(-status).name if status < 0 else None
     if name in STRONG and code is not None and 128 < code < 128 + 65:
         try:  # bwrap's and unshare's init pass a signal death on as 128 + signal number
@@ -156,17 +163,19 @@ def exit_status(status: int, name: str) -> tuple:
     return code, sig
 
 
-def collect(proc, report_readers, limits: Limits, start: float):
+def collect(proc: subprocess.Popen[bytes], report_readers: Sequence[int], limits: Limits,
+            start: float) -> tuple[list[bytes], bool, bool]:
     """Read stdout, stderr and the report pipes until all close or the wall clock runs out."""
     sel = selectors.DefaultSelector()
-    streams = [proc.stdout.fileno(), proc.stderr.fileno(), *report_readers]
+    stdout, stderr = _pipes(proc)
+    streams = [stdout.fileno(), stderr.fileno(), *report_readers]
     caps = [limits.output_bytes, limits.output_bytes] + [16 * MiB] * len(report_readers)
     bufs = [bytearray() for _ in streams]
     for i, fd in enumerate(streams):
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ, i)
     truncated = timed_out = False
-    ended = None
+    ended: float | None = None
     open_count = len(streams)
     while open_count:
         left = limits.wall_s - (time.monotonic() - start)
@@ -201,8 +210,8 @@ def collect(proc, report_readers, limits: Limits, start: float):
         except subprocess.TimeoutExpired:
             pass
     sel.close()
-    proc.stdout.close()
-    proc.stderr.close()
+    stdout.close()
+    stderr.close()
     if truncated:
         for i in (0, 1):
             if len(bufs[i]) >= caps[i]:
@@ -210,12 +219,17 @@ def collect(proc, report_readers, limits: Limits, start: float):
     return [bytes(b) for b in bufs], truncated, timed_out
 
 
+def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
+    """The process's stdout and stderr: pipes (grader.sandbox starts it with both PIPE), never None."""
+    return cast(IO[bytes], proc.stdout), cast(IO[bytes], proc.stderr)
+
+
 class Running:
     """A sandboxed process that keeps running (:func:`start`): its output is drained in the
     background (kept up to ``Limits.output_bytes`` each); :meth:`close` ends it and every
     process it left."""
 
-    def __init__(self, launch, proc: subprocess.Popen, name: str, limits: Limits):
+    def __init__(self, launch: _Launch, proc: subprocess.Popen[bytes], name: str, limits: Limits) -> None:
         self.launch, self.proc, self.name, self.limits = launch, proc, name, limits
         self.description = launch.description
         self.output = [bytearray(), bytearray()]
@@ -224,7 +238,7 @@ class Running:
 
     def _read(self) -> None:
         sel = selectors.DefaultSelector()
-        for i, f in enumerate((self.proc.stdout, self.proc.stderr)):
+        for i, f in enumerate(_pipes(self.proc)):
             sel.register(f.fileno(), selectors.EVENT_READ, i)
         open_count = 2
         while open_count:
@@ -266,7 +280,7 @@ class Running:
     def close(self) -> None:
         self.kill()
         self._drain.join(timeout=2)
-        for f in (self.proc.stdout, self.proc.stderr):
+        for f in _pipes(self.proc):
             try:
                 f.close()
             except OSError:
