@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 if TYPE_CHECKING:
+    from mha.conversions import Layout
+
     from .model import Subject
     from .run import SubjectResult
 
@@ -38,7 +40,7 @@ class RunOptions(TypedDict, total=False):
 class MeasureOptions(TypedDict, total=False):
     """The keyword options of :func:`measure` (see grader.claims.measure)."""
 
-    layout: str
+    layout: Layout
     bias: bool
     model: dict[str, Any] | None
 

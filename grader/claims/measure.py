@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from functools import lru_cache
 from types import ModuleType
-from typing import Any, SupportsIndex, TypedDict, cast
+from typing import TYPE_CHECKING, Any, SupportsIndex, TypedDict, cast
 
 from .model_sizes import MODEL_QUANTITIES, SIZE_ALIASES as ALIASES, is_model_quantity, sizes_taken
 
@@ -62,7 +62,14 @@ DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "flo
 IMPLEMENTATIONS = ("fused", "per_head", "torch", "single_head")
 
 
-# torch and mha are not followed by mypy (pyproject.toml): their modules and objects are Any here.
+if TYPE_CHECKING:       # torch and mha are imported on first use only (import_torch)
+    from torch import Tensor, nn
+
+    from mha.attention import MultiHeadAttention
+    from mha.conversions import Layout
+    from mha.measure import FlopReport
+    from mha.tracing import Trace
+
 # A measured value: a count (parameters, FLOPs, elements, bytes) or a shape.
 Measured = int | tuple[int, ...]
 
@@ -90,7 +97,7 @@ def import_torch() -> ModuleType:
         import torch
 
         import mha.attention  # noqa: F401  (imports torch.nn, torch.nn.functional)
-    return cast(ModuleType, torch)     # torch is not followed by mypy: Any
+    return torch
 
 
 def quantities() -> tuple[str, ...]:
@@ -138,7 +145,7 @@ def _sizes(values: Mapping[str, object], need: Iterable[str]) -> dict[str, int]:
     return out
 
 
-def measure(quantity: str, values: Mapping[str, object], device: str = "meta", layout: str = "fused",
+def measure(quantity: str, values: Mapping[str, object], device: str = "meta", layout: Layout = "fused",
             bias: bool = True, model: Mapping[str, Any] | None = None) -> Measured:
     """The named quantity of a real mha.MultiHeadAttention(d, h, n_kv_heads=g) at the given sizes, or
     of a transformer (``model``: its activation, norm, tied, dtype; see grader.claims.model_sizes)."""
@@ -166,7 +173,7 @@ def measure(quantity: str, values: Mapping[str, object], device: str = "meta", l
 
 
 @lru_cache(maxsize=256)
-def _params(d: int, h: int, layout: str, bias: bool, g: int | None = None) -> int:
+def _params(d: int, h: int, layout: Layout, bias: bool, g: int | None = None) -> int:
     import_torch()
     import mha
     count: int = mha.count_parameters(mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device="meta", n_kv_heads=g))
@@ -174,12 +181,12 @@ def _params(d: int, h: int, layout: str, bias: bool, g: int | None = None) -> in
 
 
 @lru_cache(maxsize=64)
-def _module(d: int, h: int, layout: str, bias: bool, device: str, g: int | None = None) -> Any:
+def _module(d: int, h: int, layout: Layout, bias: bool, device: str, g: int | None = None) -> MultiHeadAttention:
     import mha
     return mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device=device, n_kv_heads=g).eval()
 
 
-def _inputs(torch: ModuleType, d: int, n: int, b: int | None, device: str, n_k: int | None) -> tuple[Any, Any]:
+def _inputs(torch: ModuleType, d: int, n: int, b: int | None, device: str, n_k: int | None) -> tuple[Tensor, Tensor]:
     """(query, key/value): one tensor for self-attention (n_k None), else two of n and n_k positions."""
     x = torch.empty((n, d) if b is None else (b, n, d), device=device)
     if n_k is None:
@@ -188,7 +195,7 @@ def _inputs(torch: ModuleType, d: int, n: int, b: int | None, device: str, n_k: 
 
 
 @lru_cache(maxsize=256)
-def _measure(quantity: str, d: int, h: int, n: int, b: int | None, layout: str, bias: bool, device: str,
+def _measure(quantity: str, d: int, h: int, n: int, b: int | None, layout: Layout, bias: bool, device: str,
              n_k: int | None = None, g: int | None = None) -> Measured:
     """n: the (query) length; n_k: the key/value length for cross-attention (None: self-attention);
     g: key/value heads (None: h)."""
@@ -216,8 +223,8 @@ def _measure(quantity: str, d: int, h: int, n: int, b: int | None, layout: str, 
 
 
 @lru_cache(maxsize=64)
-def _flops(d: int, h: int, n: int, b: int | None, layout: str, bias: bool, device: str, n_k: int | None = None,
-           g: int | None = None) -> Any:
+def _flops(d: int, h: int, n: int, b: int | None, layout: Layout, bias: bool, device: str, n_k: int | None = None,
+           g: int | None = None) -> FlopReport:
     """mha's FLOP report of one forward (its counts by stage)."""
     torch = import_torch()
     import mha
@@ -229,8 +236,8 @@ def _flops(d: int, h: int, n: int, b: int | None, layout: str, bias: bool, devic
 
 
 @lru_cache(maxsize=64)
-def _trace(d: int, h: int, n: int, b: int | None, layout: str, bias: bool, device: str,
-           n_k: int | None = None) -> Any:
+def _trace(d: int, h: int, n: int, b: int | None, layout: Layout, bias: bool, device: str,
+           n_k: int | None = None) -> Trace:
     """mha's trace of one forward (its named tensors)."""
     torch = import_torch()
     import mha
@@ -285,7 +292,7 @@ def _shape_kernels() -> AbstractContextManager[Any]:
     kernels: dict[Any, Callable[..., Any]] = {aten.mm.default: mm, aten.bmm.default: bmm, aten.add_.Tensor: add_,
                aten._softmax.default: softmax, aten._softmax.out: softmax}
 
-    class ShapeKernels(TorchDispatchMode):  # type: ignore[misc]  # torch is not followed: its class is Any
+    class ShapeKernels(TorchDispatchMode):
         @classmethod
         def _should_skip_dynamo(cls) -> bool:
             return False    # see mha.measure: nothing here is compiled; importing torch._dynamo costs 1 s
@@ -300,7 +307,7 @@ def _shape_kernels() -> AbstractContextManager[Any]:
             return func(*args, **kwargs)
 
     _SHAPE_KERNELS = ShapeKernels
-    return ShapeKernels()
+    return ShapeKernels()  # type: ignore[no-untyped-call]  # torch's TorchDispatchMode.__init__ has no annotations
 
 
 def make(request: Mapping[str, Any]) -> Any:
@@ -347,20 +354,20 @@ def equivalence(a: str, b: str, values: Mapping[str, object], seed: int = 0, dev
 
     device = resolve_device(device)
     g = torch.Generator(device="cpu").manual_seed(seed)
-    ref = torch.nn.MultiheadAttention(d, h, batch_first=True)
+    ref: nn.MultiheadAttention = torch.nn.MultiheadAttention(d, h, batch_first=True)
     with torch.no_grad():
         for p in ref.parameters():
             p.copy_(torch.randn(p.shape, generator=g) * 0.1)
     base = mha.MultiHeadAttention.from_torch(ref)
 
-    def build(which: str) -> Any:
+    def build(which: str) -> nn.Module:
         if which == "torch":
             return ref
         if which == "single_head":
             one = mha.MultiHeadAttention(d, 1)
             one.load_state_dict(base.to_layout("fused").state_dict())
             return one
-        return base.to_layout(which)
+        return base.to_layout(cast("Layout", which))     # mha's layouts are left (checked above)
 
     ma, mb = build(a).to(device).eval(), build(b).to(device).eval()
     x = torch.randn((nb, n, d), generator=g).to(device)

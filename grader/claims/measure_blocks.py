@@ -14,9 +14,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .model_sizes import DTYPES, INFERENCE, SHARED
+
+if TYPE_CHECKING:       # mha (and torch) are imported on first use only
+    from mha.block import Activation, Norm, Transformer, TransformerBlock
+    from mha.measure import FlopReport
 
 _TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
 
@@ -42,7 +46,7 @@ def measure_model_quantity(quantity: str, sizes: Mapping[str, int], options: Map
     if quantity == "params.model":
         return _count(_stack(s["V"], d, s["L"], h, s["d_ff"], g, s.get("n_ctx"), *key))
     from mha.measure_model import kv_cache_bytes
-    value: int          # mha's counts (mha is not followed by mypy: Any)
+    value: int          # mha's counts
     if quantity == "bytes.kv_cache_token_layer":
         value = kv_cache_bytes(_block(d, h, 1, g, *key), 1, dtype=dtype)
         return value
@@ -67,13 +71,14 @@ def measure_model_quantity(quantity: str, sizes: Mapping[str, int], options: Map
     raise ValueError(f"not a model quantity: {quantity!r}")
 
 
-def _count(m: Any) -> int:
+def _count(m: TransformerBlock | Transformer) -> int:
     from mha.measure import count_parameters
     return int(count_parameters(m))
 
 
 @lru_cache(maxsize=16)
-def _block(d: int, h: int, d_ff: int, g: int | None, activation: str, norm: str, tied: bool, bias: bool) -> Any:
+def _block(d: int, h: int, d_ff: int, g: int | None, activation: Activation, norm: Norm, tied: bool,
+           bias: bool) -> TransformerBlock:
     """A mha.TransformerBlock on "meta" (``tied`` unused: a block has no output layer; it keys the cache alike)."""
     import mha
     return mha.TransformerBlock(d, h, d_ff, n_kv_heads=g, activation=activation, norm=norm, bias=bias,
@@ -81,8 +86,8 @@ def _block(d: int, h: int, d_ff: int, g: int | None, activation: str, norm: str,
 
 
 @lru_cache(maxsize=8)
-def _stack(vocab: int, d: int, layers: int, h: int, d_ff: int, g: int | None, n_ctx: int | None, activation: str,
-           norm: str, tied: bool, bias: bool) -> Any:
+def _stack(vocab: int, d: int, layers: int, h: int, d_ff: int, g: int | None, n_ctx: int | None,
+           activation: Activation, norm: Norm, tied: bool, bias: bool) -> Transformer:
     """A mha.Transformer on "meta"."""
     import mha
     return mha.Transformer(vocab, d, layers, h, d_ff, max_len=n_ctx, n_kv_heads=g, activation=activation,
@@ -90,7 +95,7 @@ def _stack(vocab: int, d: int, layers: int, h: int, d_ff: int, g: int | None, n_
 
 
 @lru_cache(maxsize=16)
-def _forward(m: Any, n: int, b: int) -> Any:
+def _forward(m: Transformer, n: int, b: int) -> FlopReport:
     """mha's FLOP report of one forward of the model over n tokens."""
     import torch
 
@@ -100,7 +105,7 @@ def _forward(m: Any, n: int, b: int) -> Any:
 
 
 @lru_cache(maxsize=16)
-def _decode(m: Any, n: int, b: int) -> Any:
+def _decode(m: Transformer, n: int, b: int) -> FlopReport:
     """mha's FLOP report of one decoding step after n - 1 cached tokens."""
     from mha.measure_model import decode_step_flops
     return decode_step_flops(m, n - 1, batch=b)
