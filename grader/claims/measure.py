@@ -135,8 +135,8 @@ def _sizes(values: Mapping[str, object], need: Iterable[str]) -> dict[str, int]:
             if isinstance(x, float) and x.is_integer():
                 x = int(x)
             size: int | None
-            try:        # any object: one that is no integer raises TypeError (cast: no check, no conversion)
-                size = None if isinstance(x, bool) else operator.index(cast(SupportsIndex, x))   # int, or an integer type
+            try:        # int, or an integer type; any other object raises TypeError (cast: no check)
+                size = None if isinstance(x, bool) else operator.index(cast(SupportsIndex, x))
             except TypeError:
                 size = None
             if size is None or size <= 0:
@@ -176,8 +176,7 @@ def measure(quantity: str, values: Mapping[str, object], device: str = "meta", l
 def _params(d: int, h: int, layout: Layout, bias: bool, g: int | None = None) -> int:
     import_torch()
     import mha
-    count: int = mha.count_parameters(mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device="meta", n_kv_heads=g))
-    return count
+    return mha.count_parameters(mha.MultiHeadAttention(d, h, bias=bias, layout=layout, device="meta", n_kv_heads=g))
 
 
 @lru_cache(maxsize=64)
@@ -207,16 +206,13 @@ def _measure(quantity: str, d: int, h: int, n: int, b: int | None, layout: Layou
     group, _, part = quantity.partition(".")
     if group == "flops":
         report = _flops(d, h, n, b, layout, bias, device, n_k, g)
-        flops: int = report.matmul_total if part in ("total", "matmul_total") else report.as_dict()[part]
-        return flops
+        return report.matmul_total if part in ("total", "matmul_total") else report.as_dict()[part]
     if group == "attention":
         with _shape_kernels():
             if part.startswith("bytes."):
-                size: int = mha.attention_matrices(m, x, kv, dtype=getattr(torch, DTYPES[part[len("bytes."):]])).bytes
-                return size
+                return mha.attention_matrices(m, x, kv, dtype=getattr(torch, DTYPES[part[len("bytes."):]])).bytes
             a = mha.attention_matrices(m, x, kv)
-        count: int = a.count if part == "count" else a.elements
-        return count
+        return a.count if part == "count" else a.elements
     t = _trace(d, h, n, b, layout, bias, device, n_k)
     shape = t.shape(part) if group == "shape" else t[part].shape
     return tuple(int(s) for s in shape)

@@ -46,28 +46,22 @@ def measure_model_quantity(quantity: str, sizes: Mapping[str, int], options: Map
     if quantity == "params.model":
         return _count(_stack(s["V"], d, s["L"], h, s["d_ff"], g, s.get("n_ctx"), *key))
     from mha.measure_model import kv_cache_bytes
-    value: int          # mha's counts
     if quantity == "bytes.kv_cache_token_layer":
-        value = kv_cache_bytes(_block(d, h, 1, g, *key), 1, dtype=dtype)
-        return value
+        return kv_cache_bytes(_block(d, h, 1, g, *key), 1, dtype=dtype)
     if quantity == "bytes.kv_cache_token":
-        value = kv_cache_bytes(_stack(1, d, s["L"], h, 1, g, None, *key), 1, dtype=dtype)
-        return value
+        return kv_cache_bytes(_stack(1, d, s["L"], h, 1, g, None, *key), 1, dtype=dtype)
     if quantity == "bytes.kv_cache":
-        value = kv_cache_bytes(_stack(1, d, s["L"], h, 1, g, None, *key), s["n"], batch=s.get("b", 1), dtype=dtype)
-        return value
+        return kv_cache_bytes(_stack(1, d, s["L"], h, 1, g, None, *key), s["n"], batch=s.get("b", 1), dtype=dtype)
     m = _stack(s["V"], d, s["L"], h, s["d_ff"], g, s.get("n_ctx"), *key)
     if quantity == "flops.decode_step":
-        value = _decode(m, s["n"], s.get("b", 1)).matmul_total
-        return value
+        return _decode(m, s["n"], s.get("b", 1)).matmul_total
     report = _forward(m, s["n"], s.get("b", 1))
     part = quantity.partition(".")[2]
     if quantity == "flops.forward":
-        value = report.matmul_total
-        return value
+        return report.matmul_total
     if quantity in SHARED or part in ("ffn", "lm_head"):
-        value = getattr(report, part)
-        return value
+        flops: int = getattr(report, part)      # the report's count of that part
+        return flops
     raise ValueError(f"not a model quantity: {quantity!r}")
 
 

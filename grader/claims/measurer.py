@@ -83,7 +83,8 @@ class Measurer:
 
     READY_TIMEOUT = 600.0   # seconds for the process to import torch and say it is ready
 
-    def __init__(self, command: Iterable[str] | None = None, ready_timeout: float | None = None, memory_budget: int | None = None):
+    def __init__(self, command: Iterable[str] | None = None, ready_timeout: float | None = None,
+                 memory_budget: int | None = None) -> None:
         self._command = list(command) if command else [sys.executable, "-m", "grader.claims.worker"]
         self._memory_budget = memory_budget     # bytes (None: the process's default, grader.claims.budget)
         self._ready_timeout = self.READY_TIMEOUT if ready_timeout is None else ready_timeout

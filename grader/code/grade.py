@@ -28,13 +28,25 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
+from typing import Protocol
 
 from grader import sandbox
 from grader.errors import InputError
 from grader.code.solution_proxy import read_solution
+from grader.sandbox.layout import StrPath
+
+
+class CodeProblem(Protocol):
+    """A code problem as grading reads it (a bank problem): its ``id``; its ``tests`` folder,
+    ``subject``, ``solution`` (the reference, hidden from the sandbox), ``points`` and
+    ``location`` are read where the problem has them."""
+
+    @property
+    def id(self) -> str: ...
 
 LIMITS = sandbox.Limits(wall_s=90, cpu_s=90)
 LEFT_OUT = {"solution.py", "template.py"}
@@ -63,7 +75,7 @@ class CodeResult:
     """All tests of one submission; ``score`` is ``max_score`` × the fraction of tests passed.
     ``refused``: the code was not run at all (no safe sandbox here; ``message`` says why)."""
 
-    tests: tuple
+    tests: tuple[CodeTest, ...]
     score: float
     max_score: float
     sandbox: str
@@ -131,17 +143,17 @@ def default_limits() -> sandbox.Limits:
     return replace(LIMITS, **{**given, **ints})
 
 
-def tests_of(problem) -> Path:
+def tests_of(problem: CodeProblem) -> Path:
     """The test folder (or file) of a code problem."""
     if getattr(problem, "tests", None):
-        return Path(problem.tests)
+        return Path(getattr(problem, "tests"))     # present where set: read as the test above does
     from grader.files.bundled import bundled
     subject = getattr(problem, "subject", "") or str(problem.id).split("/")[0]
     return Path(bundled("exercises")) / subject / "code"
 
 
-def grade_code(problem, solution_path, *, limits: sandbox.Limits | None = None, allow_weak: bool | None = None,
-               backend: str | None = None) -> CodeResult:
+def grade_code(problem: CodeProblem, solution_path: StrPath, *, limits: sandbox.Limits | None = None,
+               allow_weak: bool | None = None, backend: str | None = None) -> CodeResult:
     """Run the problem's tests on ``solution_path`` (its functions in the sandbox) and score them.
 
     Raises :class:`~grader.errors.InputError` for a solution file that cannot be read (missing,
@@ -150,13 +162,14 @@ def grade_code(problem, solution_path, *, limits: sandbox.Limits | None = None, 
     tests = tests_of(problem)
     if not tests.exists():
         raise InputError(f"the tests of {problem.id} are missing: {tests}", getattr(problem, "location", None))
-    hide = [str(tests)] + ([str(Path(problem.solution).parent)] if getattr(problem, "solution", None) else [])
+    hide = [str(tests)] + ([str(Path(getattr(problem, "solution")).parent)]
+                           if getattr(problem, "solution", None) else [])
     return run_tests(tests, solution_path, points=float(getattr(problem, "points", 1) or 0), limits=limits,
                      allow_weak=allow_weak, backend=backend, hide=hide)
 
 
-def run_tests(tests, solution_path, *, points: float = 1.0, limits: sandbox.Limits | None = None,
-              allow_weak: bool | None = None, backend: str | None = None, hide=()) -> CodeResult:
+def run_tests(tests: StrPath, solution_path: StrPath, *, points: float = 1.0, limits: sandbox.Limits | None = None,
+              allow_weak: bool | None = None, backend: str | None = None, hide: Iterable[str] = ()) -> CodeResult:
     """Run a test folder (or one test file and its helpers) on ``solution_path``: the tests in
     a trusted pytest process, the learner's functions in the sandbox. ``limits``: default
     :func:`default_limits`."""
@@ -191,7 +204,8 @@ def _prepare(work: Path, tests: Path, source: bytes) -> None:
     (work / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
 
 
-def _run(work: Path, limits: sandbox.Limits, status: CodeSandbox, *, shown_as: str, hide) -> sandbox.SandboxResult:
+def _run(work: Path, limits: sandbox.Limits, status: CodeSandbox, *, shown_as: str,
+         hide: Iterable[str]) -> sandbox.SandboxResult:
     """The trusted pytest run (not sandboxed: it runs no learner code), a fork of the warm
     runner (:mod:`grader.code.runner`); its results come back in a file of its own."""
     from grader.code.runner import runner
@@ -259,11 +273,11 @@ def short_name(nodeid: str) -> str:
     return path.rsplit("/", 1)[-1] + sep + rest
 
 
-def _parse(data: bytes) -> tuple[list, dict]:
+def _parse(data: bytes) -> tuple[list[str], dict[str, tuple[bool, str]]]:
     """The plugin's JSON lines: the collected node ids (first line) and, per test, (passed,
     message). Written by the trusted run only; a line that is not the plugin's is ignored."""
-    collected: list = []
-    outcomes: dict = {}
+    collected: list[str] = []
+    outcomes: dict[str, tuple[bool, str]] = {}
     for raw in data.decode("utf-8", errors="replace").splitlines():
         try:
             obj = json.loads(raw)

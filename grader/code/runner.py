@@ -29,7 +29,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, TypedDict, cast
+
+if TYPE_CHECKING:
+    from grader.sandbox.layout import StrPath
 
 PRELOAD = ("pytest", "torch", "mha", "grader.pytest_plugin", "grader.pytest_plugin.bank", "grader.pytest_plugin.code",
            "grader.code.solution_proxy", "grader.code.grade")
@@ -42,10 +47,29 @@ class RunnerResult:
     died: str = ""            # why there is no exit code (the runner died, a signal)
 
 
+class RunnerJob(TypedDict):
+    """A job as the runner process reads it (one JSON line on its stdin)."""
+
+    id: int
+    argv: list[str]
+    cwd: str
+    env: dict[str, str]
+    out: str
+    report: str
+
+
+class _Waiting(TypedDict):
+    """A job the grader waits for: set when its status (or the runner's end) is known."""
+
+    event: threading.Event
+    pid: int | None
+    status: int | None
+
+
 class Runner:
     """The grader's handle on a runner process (see :func:`runner`)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.pid_of_owner = os.getpid()
         # torch's compiler caches go to a folder of ours: removed when this process ends or the
         # runner is replaced, even if the runner was killed
@@ -57,7 +81,7 @@ class Runner:
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
                                      start_new_session=True)   # it ends when its stdin closes
         self.lock = threading.Lock()
-        self.jobs: dict = {}       # id -> {"event", "pid", "status"}
+        self.jobs: dict[int, _Waiting] = {}
         self.next_id = 0
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -66,7 +90,7 @@ class Runner:
         return self.proc.poll() is None and os.getpid() == self.pid_of_owner
 
     def _read(self) -> None:
-        for line in self.proc.stdout:
+        for line in cast(IO[bytes], self.proc.stdout):         # stdout=PIPE: never None
             try:
                 msg = json.loads(line)
                 job = self.jobs[msg["id"]]
@@ -81,16 +105,18 @@ class Runner:
             for job in self.jobs.values():
                 job["event"].set()
 
-    def run(self, argv: list, *, cwd, env: dict, out, report, timeout: float) -> RunnerResult:
+    def run(self, argv: Iterable[StrPath], *, cwd: StrPath, env: dict[str, str], out: StrPath, report: StrPath,
+            timeout: float) -> RunnerResult:
         with self.lock:
             self.next_id += 1
             n = self.next_id
             job = self.jobs[n] = {"event": threading.Event(), "pid": None, "status": None}
-            msg = {"id": n, "argv": [str(a) for a in argv], "cwd": str(cwd), "env": env, "out": str(out),
+            msg: RunnerJob = {"id": n, "argv": [str(a) for a in argv], "cwd": str(cwd), "env": env, "out": str(out),
                    "report": str(report)}
             try:
-                self.proc.stdin.write((json.dumps(msg) + "\n").encode())
-                self.proc.stdin.flush()
+                stdin = cast(IO[bytes], self.proc.stdin)       # stdin=PIPE: never None
+                stdin.write((json.dumps(msg) + "\n").encode())
+                stdin.flush()
             except OSError:
                 del self.jobs[n]
                 return RunnerResult(None, died="the trusted runner is not running")
@@ -116,7 +142,7 @@ class Runner:
         """End the runner: it ends when its stdin closes (after its warm-up, if it is still in it);
         one that takes longer than 5 s is killed with its process group."""
         try:
-            self.proc.stdin.close()
+            cast(IO[bytes], self.proc.stdin).close()
         except OSError:
             pass
         try:
@@ -176,7 +202,7 @@ def _warm() -> None:
         pass
 
 
-def _child(job: dict, keep_out: list) -> None:
+def _child(job: RunnerJob, keep_out: Iterable[int]) -> None:
     """A forked job: its own session, folder, environment and output; pytest, then exit."""
     try:
         os.setsid()
@@ -227,10 +253,10 @@ def _serve() -> None:
     os.set_blocking(w, False)
     signal.set_wakeup_fd(w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    jobs: dict = {}   # pid -> job id
+    jobs: dict[int, int] = {}   # pid -> job id
     out = sys.stdout.buffer
 
-    def say(obj) -> None:
+    def say(obj: Mapping[str, object]) -> None:
         out.write((json.dumps(obj) + "\n").encode())
         out.flush()
 

@@ -30,11 +30,15 @@ import sys
 import tempfile
 import time
 import unicodedata
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any, NoReturn, TypedDict, cast
 
 from grader import sandbox
 from grader.code import wire
 from grader.errors import InputError, Location
+from grader.sandbox import Running
+from grader.sandbox.layout import StrPath
 from grader.sandbox.limits import Limits, explain_limit, limit_message
 
 MAX_SOLUTION_BYTES = 1024 * 1024
@@ -59,6 +63,14 @@ class SolutionRaised(Exception):
         return f"{self.function}() raised {self.what}{self.where}{self.note}"
 
 
+class Hello(TypedDict, total=False):
+    """The module's names (``functions``, ``values``), or why it could not be imported (``import_error``)."""
+
+    functions: list[str]
+    values: list[str]
+    import_error: str
+
+
 class SolutionBroke(Exception):
     """A call that has no result: what happened, in words."""
 
@@ -67,7 +79,7 @@ class SolutionImportFailed(Exception):
     """The solution file could not be imported (or its process never said hello)."""
 
 
-def clean(text, limit: int = 1500) -> str:
+def clean(text: object, limit: int = 1500) -> str:
     """Learner text made safe to show: control characters (newlines, escape sequences) written
     out as ``\\xNN``, cut at ``limit`` characters."""
     text = str(text)[: limit + 1]
@@ -76,7 +88,7 @@ def clean(text, limit: int = 1500) -> str:
     return out if len(out) <= limit else out[:limit] + " …"
 
 
-def read_solution(path) -> bytes:
+def read_solution(path: StrPath) -> bytes:
     """The learner's file, checked: a regular file (not a directory, FIFO or device), at most
     ``MAX_SOLUTION_BYTES``, UTF-8 text. Raises :class:`~grader.errors.InputError`."""
     path = Path(path)
@@ -112,10 +124,10 @@ def read_solution(path) -> bytes:
 class RemoteFunction:
     """A function of the learner's module; calling it calls it in the sandbox."""
 
-    def __init__(self, session: Session, name: str):
+    def __init__(self, session: Session, name: str) -> None:
         self._session, self.__name__ = session, name
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:       # plain data in, plain data out
         return self._session.call(self.__name__, args, kwargs)
 
     def __repr__(self) -> str:
@@ -126,12 +138,12 @@ class SolutionModule:
     """The learner's module as the tests see it: its functions (:class:`RemoteFunction`) and
     its other public values (fetched as plain data)."""
 
-    def __init__(self, session: Session):
+    def __init__(self, session: Session) -> None:
         self._session = session
         self.__file__ = session.display
         self.__name__ = "solution"
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
         hello = self._session.names()
@@ -141,7 +153,7 @@ class SolutionModule:
             return self._session.get(name)
         raise AttributeError(f"your solution has no {name!r}")
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         hello = self._session.names()
         return sorted(hello["functions"] + hello["values"])
 
@@ -152,8 +164,9 @@ class SolutionModule:
 class Session:
     """One learner file served from the sandbox (started again after a time-out or a crash)."""
 
-    def __init__(self, path, *, display: str | None = None, limits: Limits = Limits(), backend: str | None = None,
-                 hide=(), workdir=None, preload=("torch",)):
+    def __init__(self, path: StrPath, *, display: str | None = None, limits: Limits = Limits(),
+                 backend: str | None = None, hide: Iterable[StrPath] = (), workdir: StrPath | None = None,
+                 preload: Iterable[str] = ("torch",)) -> None:
         self.source = read_solution(path)
         self.display = display or str(path)
         self.limits = limits
@@ -167,19 +180,19 @@ class Session:
         self.work.mkdir()
         self._write_work()
         self.deadline = time.monotonic() + limits.wall_s
-        self.proc = None
+        self.proc: Running | None = None
         self.starts = 0
         self.seq = 0
-        self._hello = None          # the module's names, from the first hello
+        self._hello: Hello | None = None        # the module's names, from the first hello
         self._greeted = False       # the running process has said hello
         self._import_error = ""
-        self.banned: dict = {}      # function -> why its calls are not made any more
+        self.banned: dict[str, str] = {}        # function -> why its calls are not made any more
         self.stopped = ""           # why no call is made any more
 
     def __enter__(self) -> Session:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _write_work(self) -> None:
@@ -240,7 +253,7 @@ class Session:
             self.proc = None
             self._greeted = False
 
-    def _stop(self, why: str):
+    def _stop(self, why: str) -> NoReturn:
         self.stopped = why
         self._kill()
         raise SolutionBroke(why)
@@ -251,7 +264,7 @@ class Session:
 
     def _ended(self) -> str:
         """How the process ended, with the last lines it wrote to stderr."""
-        proc = self.proc
+        proc = cast(Running, self.proc)        # asked while a process runs (its pipe has just closed)
         try:
             proc.proc.wait(timeout=1)
         except Exception:
@@ -262,18 +275,18 @@ class Session:
 
     # ------------------------------------------------------------ the hello
 
-    def names(self) -> dict:
+    def names(self) -> Hello:
         """The module's ``functions`` and ``values`` (from the first hello)."""
         if self._hello is None:
             self.hello()
-        return self._hello
+        return cast(Hello, self._hello)         # hello() has set it, or raised
 
-    def hello(self) -> dict:
+    def hello(self) -> Hello:
         """Make sure the process runs and has said hello; raises :class:`SolutionImportFailed`."""
         if self._import_error:
             raise SolutionImportFailed(self._import_error)
         if self.proc is not None and self._greeted:
-            return self._hello
+            return cast(Hello, self._hello)     # set when the process said hello
         if self.proc is None:
             try:
                 self._start()
@@ -298,7 +311,7 @@ class Session:
         self._hello, self._greeted = hello, True
         return hello
 
-    def _check_hello(self, h: dict) -> dict:
+    def _check_hello(self, h: dict[str, Any]) -> Hello:
         if set(h) == {"hello", "import_error"} and type(h["import_error"]) is dict:
             e = h["import_error"]
             line = e.get("line") if type(e.get("line")) is int else 0
@@ -308,7 +321,7 @@ class Session:
             if e.get("syntax") is True:
                 return {"import_error": f"{place}: SyntaxError: {clean(e.get('message'), 1000)}"}
             return {"import_error": f"{place}: your solution could not be imported: {what}{self._note(what)}"}
-        names = {k: h.get(k) for k in ("functions", "values")}
+        names: dict[str, Any] = {k: h.get(k) for k in ("functions", "values")}
         if set(h) != {"hello", "functions", "values"} or \
                 not all(type(v) is list and all(type(x) is str for x in v) for v in names.values()):
             self._kill()
@@ -321,17 +334,17 @@ class Session:
 
     # ------------------------------------------------------------ calls
 
-    def get(self, name: str):
+    def get(self, name: str) -> Any:
         return self._request(name, {"get": name}, {}, name)
 
-    def call(self, name: str, args=(), kwargs=None):
+    def call(self, name: str, args: Iterable[Any] = (), kwargs: Mapping[str, Any] | None = None) -> Any:
         """Call the learner's function ``name`` in the sandbox; returns plain data."""
         torch = sys.modules.get("torch")
         seed = int(torch.initial_seed()) % (1 << 63) if torch is not None else 0
         return self._request(name, {"call": name, "seed": seed}, {"args": tuple(args), "kwargs": dict(kwargs or {})},
                              f"{name}()")
 
-    def _request(self, name: str, header: dict, values: dict, label: str):
+    def _request(self, name: str, header: dict[str, object], values: dict[str, object], label: str) -> Any:
         if name in self.banned:
             raise SolutionBroke(f"not run: {self.banned[name]}")
         if self.stopped:
@@ -364,7 +377,7 @@ class Session:
         self._kill()
         raise SolutionBroke(f"{why}; the process running your code was stopped")
 
-    def _answer(self, name: str, label: str, reply: dict, blob: bytes):
+    def _answer(self, name: str, label: str, reply: dict[str, Any], blob: bytes) -> Any:
         keys = set(reply)
         if reply.get("id") != self.seq or type(reply.get("id")) is not int:
             raise wire.WireError("a reply to another request")

@@ -17,10 +17,14 @@ import os
 import sys
 import traceback
 
+TYPE_CHECKING = False       # no typing at run time (the sandbox's start); annotations of names below are strings
+if TYPE_CHECKING:
+    from types import ModuleType
+
 MAX_NAMES = 1000
 
 
-def _where(exc: BaseException, path: str) -> dict:
+def _where(exc: BaseException, path: str) -> dict[str, int | str]:
     """The learner's line of a traceback: the last frame in their file."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
     if isinstance(exc, SyntaxError) and exc.filename == path:
@@ -30,7 +34,7 @@ def _where(exc: BaseException, path: str) -> dict:
     return {"line": frames[-1].lineno or 0, "source": (frames[-1].line or "").strip()[:300]}
 
 
-def _raised(exc: BaseException, path: str) -> dict:
+def _raised(exc: BaseException, path: str) -> dict[str, object]:
     try:
         text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
     except BaseException:
@@ -38,16 +42,18 @@ def _raised(exc: BaseException, path: str) -> dict:
     return {"type": type(exc).__name__[:100], "message": str(text)[:2000], **_where(exc, path)}
 
 
-def _load(path: str):
+def _load(path: str) -> "ModuleType":
     spec = importlib.util.spec_from_file_location("solution", path)
-    module = importlib.util.module_from_spec(spec)
+    # a .py file always has a spec with a loader (were it None, this fails here, as it always did)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     sys.modules["solution"] = module
-    spec.loader.exec_module(module)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
 
-def _names(module) -> tuple[list, list]:
-    functions, values = [], []
+def _names(module: "ModuleType") -> tuple[list[str], list[str]]:
+    functions: list[str] = []
+    values: list[str] = []
     for name, value in list(vars(module).items())[: 10 * MAX_NAMES]:
         if not isinstance(name, str) or name.startswith("_") or type(value).__name__ == "module":
             continue
@@ -59,14 +65,17 @@ def main() -> None:
     config = json.loads(sys.argv[1])
     req, rep, path = config["req"], config["rep"], config["solution"]
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import wire
+    if TYPE_CHECKING:
+        from grader.code import wire
+    else:
+        import wire     # grader/code/wire.py, copied beside this file
     sys.path.pop(0)
     limits = wire.WireLimits(blob_bytes=config["blob_bytes"])
     requests = wire.WireLimits(header_bytes=1 << 26, blob_bytes=1 << 30)
     os.set_inheritable(req, False)
     os.set_inheritable(rep, False)
 
-    def send(header: dict, values: dict = {}) -> None:
+    def send(header: "dict[str, object]", values: "dict[str, object]" = {}) -> None:
         try:
             data = wire.frame(header, values, limits)
         except (wire.WireError, RecursionError, MemoryError) as e:

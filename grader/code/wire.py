@@ -28,6 +28,23 @@ import sys
 import time
 from dataclasses import dataclass
 
+TYPE_CHECKING = False       # no typing at run time: this file runs in the sandbox too (stdlib, imported fast)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from types import ModuleType
+    from typing import Any, Protocol
+
+    from torch import Tensor
+
+    # A header node: a JSON value as json.loads gives it (the decoder checks it, tag by tag), or
+    # one the encoder builds. A decoded value is plain data of any shape (lists, tuples, dicts,
+    # scalars, tensors, NotPlainData).
+    Node = Any
+
+    class _Codec(Protocol):
+        items: int
+        limits: WireLimits
+
 HEAD = struct.Struct(">II")
 DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128",
           "int8", "int16", "int32", "int64", "uint8", "bool")
@@ -61,7 +78,7 @@ class WireClosed(WireError):
 # ------------------------------------------------------------------ encoding
 
 
-def _one_more(codec, depth: int) -> None:
+def _one_more(codec: _Codec, depth: int) -> None:
     """Count one more value of an encoder's or decoder's message, within its limits."""
     codec.items += 1
     if codec.items > codec.limits.items:
@@ -73,14 +90,14 @@ def _one_more(codec, depth: int) -> None:
 class Encoder:
     """Turns plain data into a header tree and blobs; anything else becomes ``{"X": name}``."""
 
-    def __init__(self, limits: WireLimits = WireLimits(), strict: bool = False):
+    def __init__(self, limits: WireLimits = WireLimits(), strict: bool = False) -> None:
         self.limits = limits
         self.strict = strict        # refuse what is not plain data (the grader's own requests)
         self.blobs: list[bytes] = []
         self.size = 0
         self.items = 0
 
-    def encode(self, obj, depth: int = 0):
+    def encode(self, obj: Any, depth: int = 0) -> Node:
         _one_more(self, depth)
         t = type(obj)
         if t in SCALARS:
@@ -90,7 +107,7 @@ class Encoder:
         if t is list or t is tuple:
             return {"l" if t is list else "t": [self.encode(x, depth + 1) for x in obj]}
         if t is dict:
-            pairs = []
+            pairs: list[list[Node]] = []
             for k, v in obj.items():
                 if type(k) not in SCALARS:
                     return self._foreign("dict with a key of type " + type(k).__name__[:100])
@@ -101,12 +118,12 @@ class Encoder:
             return self._tensor(obj, torch)
         return self._foreign(_type_name(obj))
 
-    def _foreign(self, name: str):
+    def _foreign(self, name: str) -> dict[str, str]:
         if self.strict:
             raise WireError(f"a {name} is not plain data")
         return {"X": name}
 
-    def _tensor(self, t, torch):
+    def _tensor(self, t: Tensor, torch: ModuleType) -> Node:
         try:
             t = t.detach()
             if t.layout != torch.strided or t.device.type != "cpu":
@@ -126,7 +143,7 @@ class Encoder:
         return {"T": [dtype, list(t.shape), offset, n]}
 
 
-def _type_name(obj) -> str:
+def _type_name(obj: object) -> str:
     try:
         name = type(obj).__qualname__
     except Exception:
@@ -138,7 +155,7 @@ def _mib(n: int) -> str:
     return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
-def pack(header: dict, blobs=(), limits: WireLimits = WireLimits()) -> bytes:
+def pack(header: Mapping[str, Node], blobs: Iterable[bytes] = (), limits: WireLimits = WireLimits()) -> bytes:
     """One frame: the header dict (JSON) and the blobs it refers to."""
     text = json.dumps(header, ensure_ascii=True, allow_nan=True, separators=(",", ":")).encode()
     blob = b"".join(blobs)
@@ -149,7 +166,8 @@ def pack(header: dict, blobs=(), limits: WireLimits = WireLimits()) -> bytes:
     return HEAD.pack(len(text), len(blob)) + text + blob
 
 
-def frame(header: dict, values: dict, limits: WireLimits = WireLimits(), strict: bool = False) -> bytes:
+def frame(header: Mapping[str, Node], values: Mapping[str, object], limits: WireLimits = WireLimits(),
+          strict: bool = False) -> bytes:
     """A frame whose header holds ``values`` (name -> Python value), encoded; ``strict``: a
     value that is not plain data is a :class:`WireError`, not a stand-in."""
     enc = Encoder(limits, strict)
@@ -183,7 +201,7 @@ def write_all(fd: int, data: bytes, deadline: float | None = None) -> None:
 
 
 def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
-    parts = []
+    parts: list[bytes] = []
     while n:
         if deadline is not None:
             left = deadline - time.monotonic()
@@ -203,7 +221,8 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     return b"".join(parts)
 
 
-def read_frame(fd: int, deadline: float | None = None, limits: WireLimits = WireLimits()) -> tuple[dict, bytes]:
+def read_frame(fd: int, deadline: float | None = None,
+               limits: WireLimits = WireLimits()) -> tuple[dict[str, Node], bytes]:
     """Read one frame: (header dict, blob). Sizes are checked before anything is read."""
     n_text, n_blob = HEAD.unpack(_read_exact(fd, HEAD.size, deadline))
     if n_text > limits.header_bytes:
@@ -215,7 +234,7 @@ def read_frame(fd: int, deadline: float | None = None, limits: WireLimits = Wire
     return parse_header(text, limits), blob
 
 
-def parse_header(text: bytes, limits: WireLimits = WireLimits()) -> dict:
+def parse_header(text: bytes, limits: WireLimits = WireLimits()) -> dict[str, Node]:
     try:
         obj = json.loads(text.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except RecursionError:
@@ -224,11 +243,12 @@ def parse_header(text: bytes, limits: WireLimits = WireLimits()) -> dict:
         raise WireError(f"the reply is not valid JSON ({str(e)[:80]})") from None
     if type(obj) is not dict:
         raise WireError("the reply is not a JSON object")
-    return obj
+    header: dict[str, Node] = obj
+    return header
 
 
-def _no_duplicates(pairs):
-    d = {}
+def _no_duplicates(pairs: list[tuple[str, Node]]) -> dict[str, Node]:
+    d: dict[str, Node] = {}
     for k, v in pairs:
         if k in d:
             raise ValueError(f"duplicate key {k[:20]!r}")
@@ -244,33 +264,33 @@ class NotPlainData:
 
     __slots__ = ("type_name",)
 
-    def __init__(self, type_name: str):
+    def __init__(self, type_name: str) -> None:
         self.type_name = type_name
 
     def __repr__(self) -> str:
         return f"<{self.type_name}: not plain data>"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return False
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         return True
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return False
 
-    __hash__ = None
+    __hash__ = None     # type: ignore[assignment]  # unhashable (object's __hash__ is a method: None says so)
 
 
 class Decoder:
     """The strict reverse of :class:`Encoder`."""
 
-    def __init__(self, blob: bytes, limits: WireLimits = WireLimits()):
+    def __init__(self, blob: bytes, limits: WireLimits = WireLimits()) -> None:
         self.blob = blob
         self.limits = limits
         self.items = 0
 
-    def decode(self, node, depth: int = 0):
+    def decode(self, node: Node, depth: int = 0) -> Any:
         _one_more(self, depth)
         t = type(node)
         if node is None or t is bool or t is int or t is float:
@@ -288,7 +308,7 @@ class Decoder:
         if tag == "d":
             if type(body) is not list:
                 raise WireError("a dict that is not a JSON array of pairs")
-            out = {}
+            out: dict[Any, Any] = {}
             for pair in body:
                 if type(pair) is not list or len(pair) != 2:
                     raise WireError("a dict entry that is not a [key, value] pair")
@@ -303,7 +323,7 @@ class Decoder:
             return NotPlainData(_text(body, self.limits)[:100] if type(body) is str else "object")
         raise WireError(f"an unknown tag {str(tag)[:20]!r}")
 
-    def _tensor(self, body):
+    def _tensor(self, body: Node) -> Tensor:
         if type(body) is not list or len(body) != 4:
             raise WireError("a tensor that is not [dtype, shape, offset, nbytes]")
         dtype, shape, offset, nbytes = body
@@ -341,7 +361,7 @@ def _text(s: str, limits: WireLimits) -> str:
     return s
 
 
-def decode(node, blob: bytes = b"", limits: WireLimits = WireLimits()):
+def decode(node: Node, blob: bytes = b"", limits: WireLimits = WireLimits()) -> Any:
     """A Python value from a header node and its frame's blob (raises :class:`WireError`)."""
     try:
         return Decoder(blob, limits).decode(node)
