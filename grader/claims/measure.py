@@ -70,8 +70,8 @@ if TYPE_CHECKING:       # torch and mha are imported on first use only (import_t
     from mha.measure import FlopReport
     from mha.tracing import Trace
 
-# A measured value: a count (parameters, FLOPs, elements, bytes) or a shape.
-Measured = int | tuple[int, ...]
+# A measured value: a count (parameters, FLOPs, elements, bytes), a ratio (FLOP/byte) or a shape.
+Measured = int | float | tuple[int, ...]
 
 
 class QuantityError(ValueError):

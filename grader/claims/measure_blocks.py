@@ -11,9 +11,8 @@ the caches a causal forward fills. The KV cache does not depend on d_ff or the v
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .model_sizes import DTYPES, INFERENCE, SHARED
@@ -25,7 +24,7 @@ if TYPE_CHECKING:       # mha (and torch) are imported on first use only
 _TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
 
 
-def measure_model_quantity(quantity: str, sizes: Mapping[str, int], options: Mapping[str, Any]) -> int:
+def measure_model_quantity(quantity: str, sizes: Mapping[str, int], options: Mapping[str, Any]) -> int | float:
     """The quantity of the transformer with these sizes and options (see grader.claims.model_sizes)."""
     from .measure import import_torch
     torch = import_torch()

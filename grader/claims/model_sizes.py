@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterable
 from types import MappingProxyType
 from typing import Any
 
-MODEL_QUANTITIES = ("params.block", "params.model", "flops.forward", "flops.ffn", "flops.lm_head",
-                    "flops.decode_step", "bytes.kv_cache", "bytes.kv_cache_token", "bytes.kv_cache_token_layer")
+MODEL_QUANTITIES: tuple[str, ...] = ("params.block", "params.model", "flops.forward", "flops.ffn", "flops.lm_head",
+                                     "flops.decode_step", "bytes.kv_cache", "bytes.kv_cache_token",
+                                     "bytes.kv_cache_token_layer")
 # Inference (mha.inference.INFERENCE_NAMES): bytes, FLOPs, FLOP/byte of a decode step or a prefill
 INFERENCE = ("bytes.decode_step", "bytes.decode_step_layer", "flops.decode_step_layer", "bytes.prefill",
              "bytes.prefill_layer", "flops.prefill_layer", "intensity.decode_step", "intensity.decode_step_layer",
