@@ -260,24 +260,24 @@ def _shape_kernels() -> AbstractContextManager[Any]:
 
     aten = torch.ops.aten
 
-    def mm(a: Any, b: Any) -> Any:
+    def mm(a: Tensor, b: Tensor) -> Tensor:
         if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0] or a.dtype != b.dtype:
             raise RuntimeError(f"mm: cannot multiply {tuple(a.shape)} {a.dtype} by {tuple(b.shape)} {b.dtype}")
         return a.new_empty((a.shape[0], b.shape[1]))
 
-    def bmm(a: Any, b: Any) -> Any:
+    def bmm(a: Tensor, b: Tensor) -> Tensor:
         if a.dim() != 3 or b.dim() != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1] \
                 or a.dtype != b.dtype:
             raise RuntimeError(f"bmm: cannot multiply {tuple(a.shape)} {a.dtype} by {tuple(b.shape)} {b.dtype}")
         return a.new_empty((a.shape[0], a.shape[1], b.shape[2]))
 
-    def add_(self: Any, other: Any, alpha: Any = 1) -> Any:
+    def add_(self: Tensor, other: object, alpha: float = 1) -> Tensor:
         shape, extra = tuple(self.shape), tuple(getattr(other, "shape", ()))
         if len(extra) > len(shape) or any(o not in (1, s) for o, s in zip(reversed(extra), reversed(shape))):
             raise RuntimeError(f"add_: {extra} does not broadcast to {shape}")
         return self
 
-    def softmax(x: Any, dim: int, half_to_float: bool, *, out: Any = None) -> Any:
+    def softmax(x: Tensor, dim: int, half_to_float: bool, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
             if tuple(out.shape) != tuple(x.shape):
                 raise RuntimeError(f"_softmax.out: out {tuple(out.shape)} is not {tuple(x.shape)}")

@@ -28,7 +28,8 @@ def measure_model_quantity(quantity: str, sizes: Mapping[str, int], options: Map
     """The quantity of the transformer with these sizes and options (see grader.claims.model_sizes)."""
     from .measure import import_torch
     torch = import_torch()
-    o: dict[str, Any] = {"activation": "gelu", "norm": "layernorm", "tied": True, "dtype": "fp32", "bias": True, **options}
+    o: dict[str, Any] = {"activation": "gelu", "norm": "layernorm", "tied": True, "dtype": "fp32", "bias": True,
+                         **options}
     if o["dtype"] not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {o['dtype']!r}")
     dtype = getattr(torch, _TORCH_DTYPES[o["dtype"]])
