@@ -262,6 +262,14 @@ TYPES: dict[str, Reader] = {
 }
 
 
+def _unit(ld: Any, v: Any, loc: Location, name: str) -> Any:
+    from .dimensions import unit_type
+    return unit_type(ld, v, loc, name)
+
+
+TYPES["unit"] = _unit
+
+
 def _choice(ld: Any, v: Any, loc: Location, name: str, choices: list[str]) -> Any:
     out = v if v in choices else None
     if out is None:

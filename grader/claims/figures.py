@@ -16,9 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import cast
 
-from grader.units.quantities import DATA, UNITS, TextError, factor, read_literal, split_number, strip_approx
+from grader.units.quantities import DATA, UNITS, TextError, read_literal, split_number, strip_approx
 
 EXPECTED = "expected a number like 1,048,576 or ≈ 34.4B or ≈ 16.8 MB"
 
@@ -35,6 +34,7 @@ class Figure:
     value: Fraction
     tolerance: Fraction
     unit: str = ""
+    dimension: tuple[tuple[str, int], ...] | None = None    # what its unit measures (grader.claims.dimensions)
 
     @property
     def approx(self) -> bool:
@@ -45,9 +45,11 @@ class Figure:
         return abs(to_fraction(x) - self.value) <= self.tolerance
 
     def describe(self) -> str:
+        from .dimensions import shown_unit
+        u = shown_unit(self.dimension)
         if not self.approx:
-            return f"{self.text} (= {fmt(self.value)}, exact)"
-        return f"{self.text} (= {fmt(self.value)} ± {fmt(self.tolerance)})"
+            return f"{self.text} (= {fmt(self.value)}{u}, exact)"
+        return f"{self.text} (= {fmt(self.value)} ± {fmt(self.tolerance)}{u})"
 
 
 def to_fraction(x: object) -> Fraction:
@@ -63,27 +65,25 @@ def parse_figure(text: object) -> Figure:
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise FigureError(EXPECTED)
     if isinstance(text, (int, float)):
-        text = repr(text)
+        text = repr(text) if isinstance(text, int) else _plain(text)
     try:
         lit = read_literal(text, units=True, nouns=True, bare_b_is_byte=False, max_digits=MAX_DIGITS)
     except TextError as e:
         raise FigureError(str(e)) from None
     if lit is None:
         raise FigureError(_why_not(text))
-    unit, f = "", Fraction(1)
-    if lit.unit is not None:
-        pint_name, what = UNITS[lit.unit]
-        if what == DATA:
-            # a DATA unit always converts to bytes: factor() is never None here (nor for FLOPs below)
-            unit, f = lit.unit, cast(Fraction, factor(pint_name, "byte"))
-        elif what != "a number of operations":      # FLOPs count; a time is no stated figure here
-            raise FigureError(f"unit {lit.unit!r} is not one a figure states; expected bytes (kB, MB, KiB, "
-                              "MiB, ...) or a word like FLOPs")
-        else:
-            f = cast(Fraction, factor(pint_name, "flop"))
+    from .dimensions import figure_unit
+    dim, f = figure_unit(lit.unit, lit.noun)
+    unit = lit.unit if lit.unit is not None and UNITS[lit.unit][1] == DATA else ""
     approx = lit.approx or lit.scaled or lit.point
     tolerance = Fraction(10) ** lit.stated_place / 2 * f if approx else Fraction(0)
-    return Figure(text.strip(), lit.value * f, tolerance, unit)
+    return Figure(text.strip(), lit.value * f, tolerance, unit, dim)
+
+
+def _plain(x: float) -> str:
+    """A YAML float as the number it writes (125e12 -> 125000000000000; 0.5 -> 0.5)."""
+    r = repr(x)
+    return r[:-2] if r.endswith(".0") and "e" not in r else r
 
 
 def _why_not(text: str) -> str:
@@ -108,7 +108,28 @@ def fmt(x: object) -> str:
         return f"{x.numerator:,}"
     if (x * 1000).denominator == 1:
         return f"{float(x):,.3f}".rstrip("0").rstrip(".")
+    places = _decimal_places(x.denominator)
+    if places is not None:          # a terminating decimal (0.00403, 2e-05): written out exactly
+        return _decimal(x, places)
     return f"{x.numerator}/{x.denominator} (≈ {float(x):.6g})"
+
+
+def _decimal_places(den: int) -> int | None:
+    """The decimal places of 1/den when it terminates within 15 places (den = 2^a·5^b), else None."""
+    a = b = 0
+    while den % 2 == 0:
+        den, a = den // 2, a + 1
+    while den % 5 == 0:
+        den, b = den // 5, b + 1
+    places = max(a, b)
+    return places if den == 1 and places <= 15 else None
+
+
+def _decimal(x: Fraction, places: int) -> str:
+    scaled = abs(x) * 10 ** places
+    whole, frac = divmod(int(scaled), 10 ** places)
+    sign = "-" if x < 0 else ""
+    return f"{sign}{whole:,}." + f"{frac:0{places}d}".rstrip("0")
 
 
 MAX_DIGITS = 100        # of a stated figure: no text states more

@@ -178,7 +178,9 @@ class Loader(Sections):
                 continue
             params = self.fields(c, KINDS[kind].FIELDS, f"{a_or_an(kind)} check")
             if params is not None and self.valid_values(kind, params, c):
-                out.append(Check(kind, frozen_map(params), loc))
+                from .dimensions import annotate
+                if annotate(self, kind, params, c):
+                    out.append(Check(kind, frozen_map(params), loc))
         return out
 
     def fields(self, c: Any, spec: dict[str, tuple[str, bool]], what: str) -> dict[str, Any] | None:

@@ -38,6 +38,7 @@ class Sections:
         self.aliases: dict[str, str] = {}
         self.assumptions: dict[str, dict[str, bool]] = {}   # symbol -> {assumption: bool}
         self.constraint_list: list[Constraint] = []        # for checking the values of checks and models
+        self.units: dict[str, Any] = {}      # symbol -> grader.claims.dimensions.SymbolUnit (its 'unit:')
 
     # -- helpers -------------------------------------------------------------------------------
     def error(self, message: str, loc: Location | None) -> None:
@@ -86,7 +87,14 @@ class Sections:
             return self.formulas[text.strip()]
         from grader.expr import ExprError, parse
         try:
-            return parse(text, self.table, relations=relations).expr
+            out = parse(text, self.table, relations=relations).expr
+            if self.units:
+                from .dimensions import check_expr
+                problem = check_expr(out, self.units)
+                if problem:
+                    self.error(f"bad {what} {text!r}: its dimensions do not agree: {problem}", loc)
+                    return None
+            return out
         except ExprError as e:
             col = getattr(e.location, "column", None) if e.location else None
             where = loc
@@ -103,6 +111,15 @@ class Sections:
             return int(self.lines[loc.line - 1][loc.column - 1] in "'\"")
         except (IndexError, TypeError):
             return 0
+
+    def symbol_unit(self, name: str, text: Any, loc: Location | None) -> None:
+        """A symbol's ``unit:`` (grader.claims.dimensions): its values are in that unit."""
+        from .dimensions import read_symbol_unit
+        unit, problem = read_symbol_unit(text)
+        if unit is None:
+            self.error(f"bad unit of symbol {name!r}: {problem}", loc)
+        else:
+            self.units[name] = unit
 
     # -- sections ------------------------------------------------------------------------------
     def build_table(self, data: Any) -> None:
@@ -122,9 +139,13 @@ class Sections:
             for k, v in assumptions.items():
                 if k == "meaning":
                     continue
+                if k == "unit":
+                    self.symbol_unit(name, v, assumptions.loc_of(k))
+                    continue
                 if k not in ASSUMPTIONS or not isinstance(v, bool):
                     self.error(f"unknown assumption {k}: {v!r}; expected one of "
-                               f"{', '.join(sorted(ASSUMPTIONS))} (true/false) or 'meaning'", assumptions.key_loc(k))
+                               f"{', '.join(sorted(ASSUMPTIONS))} (true/false), 'meaning' or 'unit'",
+                               assumptions.key_loc(k))
                     continue
                 clean[k] = v
             spec_symbols[name] = clean

@@ -100,6 +100,18 @@ for _si, _word in (("k", "kilo"), ("M", "mega"), ("G", "giga"), ("T", "tera"), (
     _add((f"{_si}FLOP", f"{_si}FLOPs", f"{_si}FLOPS", f"{_word}flop", f"{_word}flops"), f"{_word}flop",
          "a number of operations")
 
+# rates and ratios (grader/claims/dimensions.py): FLOP/s, bytes/s, tokens/s, FLOP/byte, bytes/token
+RATE = "a rate"
+_add(("FLOP/s", "FLOPs/s", "flop/s", "flops/s"), "flop / second", RATE)
+for _si, _word in (("k", "kilo"), ("M", "mega"), ("G", "giga"), ("T", "tera"), ("P", "peta")):
+    _add((f"{_si}FLOPS", f"{_si}FLOP/s", f"{_si}FLOPs/s"), f"{_word}flop / second", RATE)
+for _b in ("B", "kB", "KB", "MB", "GB", "TB", "PB", "KiB", "MiB", "GiB", "TiB", "PiB", "bytes", "byte"):
+    _add((f"{_b}/s",), f"{UNITS[_b][0]} / second", RATE)
+    _add((f"{_b}/token",), f"{UNITS[_b][0]} / token", RATE)
+    _add((f"{_b}/parameter", f"{_b}/param"), f"{UNITS[_b][0]} / parameter", RATE)
+_add(("tokens/s", "token/s", "tok/s"), "token / second", RATE)
+_add(("ops/byte", "op/byte", "FLOP/byte", "FLOPs/byte", "flops/byte", "FLOP/B", "FLOPs/B"), "flop / byte", RATE)
+
 BASE_UNIT = {DATA: "byte", "a time": "second", "a number of operations": "flop"}
 DEFINITIONS = Path(__file__).with_name("units.txt")
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ..figures import fmt
@@ -59,7 +60,12 @@ def substitute(expr: Any, values: Any) -> Any:
     subs = {}
     for name, v in values.items():
         if name in by_name:
-            subs[by_name[name]] = sympy.Rational(str(v)) if isinstance(v, float) else sympy.Integer(v)
+            if isinstance(v, float):
+                subs[by_name[name]] = sympy.Rational(str(v))
+            elif isinstance(v, Fraction):
+                subs[by_name[name]] = sympy.Rational(v.numerator, v.denominator)
+            else:
+                subs[by_name[name]] = sympy.Integer(v)
     return expr.xreplace(subs) if subs else expr
 
 
@@ -73,7 +79,17 @@ def evaluate_exact(expr: Any, values: Any) -> Any:
 
 
 def show_values(values: Any) -> str:
-    return ", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in values.items())
+    """d=4,096, F=125,000,000,000,000, x=0.5: ints and floats alike, grouped, trailing zeros cut."""
+    return ", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={_plain(v)}" for k, v in values.items())
+
+
+def _plain(v: Any) -> str:
+    if isinstance(v, (float, Fraction)) and not isinstance(v, bool):
+        import math
+        if isinstance(v, float) and not math.isfinite(v):
+            return str(v)
+        return str(fmt(Fraction(str(v)) if isinstance(v, float) else v))
+    return str(v)
 
 
 def result(kind: str, verdict: str, summary: str, method: str = "", **details: Any) -> CheckResult:
@@ -91,21 +107,36 @@ def pretty(e: Any) -> str:
 
 
 def figure_result(kind: str, expr: Any, values: Any, claimed: Any, where: str = "",
-                  method: str = "symbolic") -> CheckResult:
+                  method: str = "symbolic", check: Any = None) -> CheckResult:
     """``expr`` at ``values`` against a claimed figure: exact, or within half a unit of its
-    last stated digit (the numeric and config kinds)."""
+    last stated digit (the numeric and config kinds). With the ``check``, its dimension
+    (grader.claims.dimensions): values of symbols with units are taken in base units, and a
+    figure whose unit has another dimension is refuted, saying so."""
+    from ..dimensions import mismatch, scale_values, shown_unit
     from ..figures import to_fraction
+    dim = check.get("_dim") if check is not None else None
+    scaled = scale_values(values, check.get("_scale") or {}) if check is not None else values
     try:
-        value = evaluate_exact(expr, values)
+        value = evaluate_exact(expr, scaled)
+        if check is not None and check.get("_unit_factor", 1) != 1:
+            import sympy
+            f = check.get("_unit_factor")
+            value = value * sympy.Rational(f.numerator, f.denominator)
     except ValueError as e:
         return result(kind, "error", f"cannot evaluate {pretty(expr)}: {e}")
+    wrong = mismatch(claimed.dimension, dim, "the expression")
+    if wrong and value.is_Rational:
+        return result(kind, "refuted", f"{wrong}: {pretty(expr)}{' at ' + show_values(values) if values else ''}"
+                      f"{where} = {num(to_fraction(value))}{shown_unit(dim) or _count_unit(dim)}; claimed "
+                      f"{claimed.describe()}", method, expr=pretty(expr), at=dict(values), claimed=claimed.text,
+                      dimension=wrong)
     if not value.is_number or not value.is_real:
         return result(kind, "error", f"{pretty(expr)} at {show_values(values)} is not a real number: {value}")
     exact = value if value.is_Rational else None
     computed = to_fraction(exact) if exact is not None else None
     ok = claimed.matches(exact) if exact is not None else abs(float(value) - float(claimed.value)) <= float(claimed.tolerance)
     shown = num(computed) if computed is not None else f"{float(value):.10g}"
-    unit = " bytes" if claimed.unit else ""
+    unit = (shown_unit(dim) or _count_unit(dim)) if dim else " bytes" if claimed.unit else ""
     at = f" at {show_values(values)}" if values else ""
     summary = (f"{pretty(expr)}{at}{where} = {shown}{unit}; claimed {claimed.describe()}")
     return result(kind, "holds" if ok else "refuted", summary, method,
@@ -118,3 +149,9 @@ def needs_values(site: CheckSite, params: dict[str, Any], exprs: Any, why: Any) 
     meet the spec's constraints."""
     at = dict(params.get("at") or {})
     return site.missing(site.free(*exprs), at, why) and site.meets_constraints(at)
+
+
+def _count_unit(dim: Any) -> str:
+    """' bytes', ' FLOPs', ' parameters' after a count in the evidence; '' for a plain number."""
+    from ..dimensions import describe
+    return f" {describe(dim)}" if dim else ""

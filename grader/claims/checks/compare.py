@@ -82,7 +82,11 @@ def run(ctx: Context, check: Check) -> CheckResult:
         from ..figures import fmt
         got = Fraction(left) / Fraction(right) if right else None
         figure = with_tolerance(ratio, tol)
-        r_ok = got is not None and figure.matches(got)
+        from ..dimensions import mismatch
+        wrong = mismatch(figure.dimension, check.get("_dim"), "the ratio left/right")
+        if wrong:
+            parts.insert(0, wrong)
+        r_ok = got is not None and figure.matches(got) and not wrong
         ok &= r_ok
         parts.append(f"ratio left/right = {fmt(got) if got is not None else 'undefined (right is 0)'}; claimed "
                      f"{figure.describe()}" + ("" if r_ok else " (differs)"))

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 NAME = "config"
 FIELDS = {"model": ("model", True), "expr": ("expr", True), "claimed": ("figure", True),
-          "values": ("values", False), "tolerance": ("margin", False)}
+          "values": ("values", False), "tolerance": ("margin", False), "unit": ("unit", False)}
 MEASURES = False
 HELP = "expr evaluated on a real model's recorded configuration is the claimed figure"
 
@@ -42,7 +42,7 @@ def run(ctx: Context, check: Check) -> CheckResult:
     added = dict(check.get("values") or {})
     values = {**model.values, **added}
     r = figure_result("config", check["expr"], values, with_tolerance(check["claimed"], check.get("tolerance")),
-                      where="", method="config")
+                      where="", method="config", check=check)
     extra = f" with {show_values(added)}" if added else ""
     summary = r.summary.replace(f" at {show_values(values)}", f" for {model.name}{extra}") + f" [{model.citation}]"
     return type(r)(r.kind, r.verdict, summary, r.details, "config")

@@ -37,7 +37,8 @@ def run(ctx: Context, check: Check) -> CheckResult:
                                                                             "quantity": q}
     formula = check.get("formula")
     if formula is not None:
-        value = evaluate_exact(formula, at)
+        from ..dimensions import scale_values
+        value = evaluate_exact(formula, scale_values(at, check.get("_scale") or {}))
         f_ok = value == got
         ok &= f_ok
         parts.append(f"formula {pretty(formula)} = {fmt(value)}" + ("" if f_ok else " (differs)"))
@@ -47,8 +48,14 @@ def run(ctx: Context, check: Check) -> CheckResult:
     if claimed is not None:
         from ..tolerance import with_tolerance
         claimed = with_tolerance(claimed, check.get("tolerance"))
-        c_ok = claimed.matches(got)
+        from ..dimensions import describe, mismatch
+        wrong = mismatch(claimed.dimension, check.get("_dim"), q)
+        c_ok = claimed.matches(got) and not wrong
         ok &= c_ok
+        if wrong:
+            parts[0] = f"measured {q} = {show(got)} {describe(check.get('_dim'))} at {show_values(at)}"
+            parts.insert(0, wrong)
+            details["dimension"] = wrong
         parts.append(f"claimed {claimed.describe()}" + ("" if c_ok else " (differs)"))
         details["claimed"] = claimed.text
     return result("measure", "holds" if ok else "refuted", "; ".join(parts), "measured", **details)

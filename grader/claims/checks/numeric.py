@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 NAME = "numeric"
 FIELDS = {"expr": ("expr", True), "at": ("values", False), "claimed": ("figure", True),
-          "tolerance": ("margin", False)}
+          "tolerance": ("margin", False), "unit": ("unit", False)}
 MEASURES = False
 HELP = "expr evaluated at the given values is the claimed figure (exact, or within its stated digits)"
 
@@ -26,4 +26,4 @@ def run(ctx: Context, check: Check) -> CheckResult:
     """expr at the values is the claimed figure, exact or within half a unit of its last digit."""
     from ..tolerance import with_tolerance
     return figure_result("numeric", check["expr"], dict(check.get("at") or {}),
-                         with_tolerance(check["claimed"], check.get("tolerance")))
+                         with_tolerance(check["claimed"], check.get("tolerance")), check=check)
