@@ -34,7 +34,7 @@ def test_matches_uses_the_implied_tolerance():
     assert not parse_figure("1,048,576").matches(1050624)
 
 
-@pytest.mark.parametrize("bad", ["", "about", "12,34", "3 parsecs", "2 hours", "16 m", True, "≈"])
+@pytest.mark.parametrize("bad", ["", "about", "12,34", "3 parsecs", "16 m", True, "≈", "1e30 YB", "5 furlongs/s"])
 def test_bad_figures_say_what_was_expected(bad):
     with pytest.raises(FigureError):
         parse_figure(bad)

@@ -65,14 +65,16 @@ class StatedFigure(Figure):
     stated: str = ""
 
     def describe(self) -> str:
-        return f"{self.text} (= {fmt(self.value)} ± {fmt(self.tolerance)}, {self.stated})"
+        from .dimensions import shown_unit
+        return f"{self.text} (= {fmt(self.value)} ± {fmt(self.tolerance)}{shown_unit(self.dimension)}, {self.stated})"
 
 
 def with_tolerance(figure: Figure, tol: Tolerance | None) -> Figure:
     """``figure`` with the stated tolerance (unchanged when none is stated, or 'digits')."""
     if tol is None or tol.kind == "digits":
         return figure
-    return StatedFigure(figure.text, figure.value, tol.allowed(figure.value), figure.unit, tol.describe())
+    return StatedFigure(figure.text, figure.value, tol.allowed(figure.value), figure.unit,
+                        dimension=figure.dimension, stated=tol.describe())
 
 
 def close(a: Any, b: Any, tol: Tolerance | None) -> bool:
