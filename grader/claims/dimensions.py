@@ -254,7 +254,12 @@ def _dim(e: Any, units: Mapping[str, Dim]) -> Dim:
     name = type(e).__name__
     if isinstance(e, sympy.Function) or hasattr(e, "func"):
         if name in _SAME_DIM_FUNCS:
-            return _same(e.args, units, f"the arguments of {name.lower()}") if e.args else NUMBER
+            args = e.args
+            if name in ("floor", "ceiling") and len(args) == 1 and isinstance(args[0], sympy.Add):
+                half = sympy.Rational(1, 2)        # round(x) is floor(x + 1/2): the half is x's rounding
+                if half in args[0].args:
+                    args = (args[0] - half,)
+            return _same(args, units, f"the arguments of {name.lower()}") if args else NUMBER
         for a in getattr(e, "args", ()):
             d = _dim(a, units)
             if d:
@@ -288,7 +293,7 @@ def mismatch(stated: Dim | None, known: Dim | None, what: str = "the quantity") 
         return None
     if not known:
         return f"the text states {describe(stated)} where {what} is a plain number"
-    verb = "counts" if len(known) == 1 and known[0][1] == 1 else "is in"
+    verb = "counts" if len(known) == 1 and known[0][1] == 1 and known[0][0] != "second" else "is in"
     return f"the text states {describe(stated)} where {what} {verb} {describe(known)}"
 
 

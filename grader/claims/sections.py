@@ -160,8 +160,10 @@ class Sections:
         self.aliases = {a: t for a, t in aliases.items() if t in spec_symbols}
         definitions: Any = self.mapping(data, "definitions", required=False) or {}
         from grader.expr import ExprError, SymbolTable
+        from grader.expr.symbols import SPEC_FUNCTIONS
         try:
-            self.table = SymbolTable.build(symbols=spec_symbols, aliases=self.aliases, definitions={})
+            self.table = SymbolTable.build(symbols=spec_symbols, aliases=self.aliases, definitions={},
+                                            functions=SPEC_FUNCTIONS)
         except ExprError as e:
             self.error(f"bad symbols: {e.message}", symbols.loc)
             return
@@ -173,6 +175,7 @@ class Sections:
         anywhere); ``self.answer_table`` has the definitions only, expanded where they use a formula
         (it reads learners' answers, in which a formula's name must not stand for its formula)."""
         from grader.expr import ExprError, SymbolTable
+        from grader.expr.symbols import SPEC_FUNCTIONS
         entries: dict[str, tuple[str, Any, Location | None, str]] = {}
         for what, section in (("definition", definitions), ("formula", formulas)):
             for name, text in section.items():
@@ -212,7 +215,8 @@ class Sections:
                 continue
             texts[n] = str(text)
             try:
-                self.table = SymbolTable.build(symbols=spec_symbols, aliases=self.aliases, definitions=texts)
+                self.table = SymbolTable.build(symbols=spec_symbols, aliases=self.aliases, definitions=texts,
+                                                functions=SPEC_FUNCTIONS)
             except ExprError as err:
                 self.error(f"bad {what} {n}: {err.message}", loc)
                 texts.pop(n)
@@ -274,6 +278,7 @@ class Sections:
             return None
         out, bad = {}, False
         for k, v in raw.items():
+            v = yaml_number(v)
             if k == "b" and not self.table_has(k):     # the batch: a size of mha, no symbol needed
                 if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                     self.error(f"the value of b (batch) in {what} must be a positive integer, got {v!r}",
@@ -355,6 +360,21 @@ class Sections:
 
 
 _NAME_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_EXP_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]{1,3}")
+
+
+def yaml_number(v: Any) -> Any:
+    """A number YAML 1.1 reads as text (125e12, 1.5E-3: exponent notation without a dot or a
+    signed exponent), as the number it writes: an int when it is one (125e12), else a float;
+    anything else unchanged. A long exponent stays text (and is refused as not a number)."""
+    if isinstance(v, str) and _EXP_NUMBER.fullmatch(v.strip()):
+        from fractions import Fraction
+        x = Fraction(v.strip())
+        if x.denominator == 1:
+            return int(x)
+        f = float(x)
+        return f if math.isfinite(f) else v
+    return v
 
 
 def _order(uses: dict[str, list[str]]) -> tuple[list[str], list[list[str]]]:

@@ -181,7 +181,8 @@ class Build:
 
     def apply(self, name: str, args: list[Node], tok: Token) -> Node:
         arity = {"sqrt": (1, 1), "log": (1, 2), "ln": (1, 1), "exp": (1, 1), "abs": (1, 1),
-                 "min": (1, 20), "max": (1, 20), "O": (1, 1), "Theta": (1, 1)}[name]
+                 "min": (1, 20), "max": (1, 20), "O": (1, 1), "Theta": (1, 1),
+                 "floor": (1, 1), "ceil": (1, 1), "round": (1, 1)}[name]
         if not arity[0] <= len(args) <= arity[1]:
             want = str(arity[0]) if arity[0] == arity[1] else f"{arity[0]} to {arity[1]}"
             raise self.error(f"{name} takes {want} argument{'s' if arity[1] > 1 else ''}, got {len(args)}", tok)
@@ -207,6 +208,11 @@ class Build:
             expr = sympy.Abs(xs[0])
         elif name in ("min", "max"):
             expr = self.extreme(name, args, tok)
+        elif name in ("floor", "ceil", "round"):      # exact: SymPy's floor and ceiling
+            if xs[0].is_extended_real is False:
+                raise self.error(f"{name} takes a real number: {args[0].shown} is not one", tok)
+            expr = (sympy.floor(xs[0]) if name == "floor" else sympy.ceiling(xs[0]) if name == "ceil"
+                    else sympy.floor(xs[0] + sympy.Rational(1, 2)))          # round: halves up
         else:  # O, Theta: kept as undefined functions for the spec's asymptotic claims
             expr = sympy.Function(name)(xs[0])
         prec = POWER if name == "sqrt" else ATOM      # (√d)² is not √d²

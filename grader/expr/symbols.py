@@ -29,7 +29,9 @@ ASSUMPTIONS = frozenset({"positive", "negative", "nonnegative", "nonpositive", "
 # Functions a formula may call, by name. "O" and "Theta" exist for spec authors who need them
 # (pass functions=(..., "O", "Theta")); they are not in the default list.
 DEFAULT_FUNCTIONS = ("sqrt", "log", "exp", "min", "max", "abs")
-AVAILABLE_FUNCTIONS = DEFAULT_FUNCTIONS + ("ln", "O", "Theta")
+AVAILABLE_FUNCTIONS = DEFAULT_FUNCTIONS + ("ln", "O", "Theta", "floor", "ceil", "round")
+# A spec's formulas may also round (issue #27): floor, ceil, round (halves up), exact under SymPy.
+SPEC_FUNCTIONS = DEFAULT_FUNCTIONS + ("floor", "ceil", "round")
 
 
 def _check_name(name: object, what: str) -> str:
