@@ -249,6 +249,35 @@ def spec_cases() -> list:
     for i, check in enumerate(budget):
         out.append(SpecCase(f"spec-budget-{i}", "sizes", "text", SPEC_HEAD + _claim(check, cid=f"budget-{i}"),
                             error="refused before anything was allocated", runtime=True))
+    # unit attacks (issue #27): unknown units, huge prefixes, dimension tricks, contradicting units
+    unit_head = SPEC_HEAD.replace("  b: {positive: true, integer: true}\n",
+                                  "  b: {positive: true, integer: true}\n  P: {positive: true, unit: parameters}\n"
+                                  "  p: {positive: true, unit: bytes/parameter}\n")
+    units = [
+        (unit_head, '{kind: numeric, expr: "P", at: {P: 1}, claimed: "1e30 YB"}', "unknown unit 'YB'"),
+        (unit_head, '{kind: numeric, expr: "P", at: {P: 1}, claimed: "1e5000 GB"}', "bad figure"),
+        (unit_head, '{kind: numeric, expr: "P", at: {P: 1}, claimed: "5 furlongs/fortnight"}', "unknown unit"),
+        (unit_head, '{kind: numeric, expr: "P + P*p", at: {P: 1, p: 2}, claimed: "3"}', "dimensions do not agree"),
+        (unit_head, '{kind: numeric, expr: "d^P", at: {d: 2, P: 1}, claimed: "2"}', "exponent of a number"),
+        (unit_head, '{kind: numeric, expr: "log(P*p)", at: {P: 1, p: 2}, claimed: "2"}', "takes a plain number"),
+        (unit_head, '{kind: numeric, expr: "min(P, P*p)", at: {P: 1, p: 2}, claimed: "1"}', "different dimensions"),
+        (unit_head, '{kind: numeric, expr: "P*p", at: {P: 1, p: 2}, claimed: "2", unit: FLOP/s}',
+         "is not the dimension of its expression"),
+        (unit_head, '{kind: numeric, expr: "P*p", at: {P: 1, p: 2}, claimed: "2", unit: "YB^9"}', "power is 1 to 4"),
+        (unit_head.replace("unit: parameters", "unit: YB"), '{kind: numeric, expr: "d", at: {d: 1}, claimed: "1"}',
+         "bad unit of symbol 'P': unknown unit 'YB'"),
+        (unit_head.replace("unit: parameters", "unit: \"bytes^99999\""),
+         '{kind: numeric, expr: "d", at: {d: 1}, claimed: "1"}', "power is 1 to 4"),
+        (unit_head.replace("unit: parameters", "unit: \"" + "B*" * 2000 + "B\""),
+         '{kind: numeric, expr: "d", at: {d: 1}, claimed: "1"}', "at most 64 characters"),
+        (unit_head.replace("unit: parameters", "unit: [bytes]"), '{kind: numeric, expr: "d", at: {d: 1}, claimed: "1"}',
+         "a unit must be text"),
+        (unit_head.replace("unit: parameters", "unit: \"__import__('os')\""),
+         '{kind: numeric, expr: "d", at: {d: 1}, claimed: "1"}', "not a unit"),
+        (unit_head, '{kind: numeric, expr: "P", at: {P: 1e999}, claimed: "1"}', "too large (at most 100 digits)"),
+    ]
+    for i, (head, check, error) in enumerate(units):
+        out.append(SpecCase(f"spec-units-{i}", "units", "text", head + _claim(check), error=error))
     specials = [
         ("fifo", "a FIFO (named pipe), not a regular file"), ("link:/dev/zero", "a character device, not a regular file"),
         ("link:/dev/urandom", "a character device, not a regular file"), ("socket", "a socket, not a regular file"),
