@@ -39,10 +39,13 @@ def validate(site: CheckSite, params: dict[str, Any]) -> bool:
         return False
     if not params.get("left_at") and not params.get("right_at"):      # one set of sizes for both
         return mha_values(site, params, sizes_of(params, params["left"], params["right"]))
-    ok = True
+    from ..settings import strict_settings
+    given = set(dict(params.get("at") or {})) | set(dict(params.get("left_at") or {})) | set(
+        dict(params.get("right_at") or {}))
+    ok = strict_settings(site, params, [params["left"], params["right"]], given)
     for side in ("left", "right"):
         one = {k: v for k, v in params.items() if k not in ("left", "right", "at", "left_at", "right_at")}
-        one.update(quantity=params[side], at=side_values(params, side))
+        one.update(quantity=params[side], at=side_values(params, side), _one_side=True)
         ok = ok and mha_values(site, one, sizes_of(one, params[side]))
     return ok
 
@@ -70,6 +73,11 @@ def run(ctx: Context, check: Check) -> CheckResult:
     else:
         parts = [f"measured {names[0]} {show(left)} at {show_values(lat)} {sym[rel]} {names[1]} {show(right)} "
                  f"at {show_values(rat)}"]
+    from ..settings import describe_settings
+    settings = sorted({describe_settings(request(check, check[side], side_values(check, side)))
+                       for side in ("left", "right")} - {""})
+    if settings:
+        parts[0] += f" ({'; '.join(settings)})"
     ok = True
     if check.get("claimed"):
         ok &= rel == check["claimed"]

@@ -33,8 +33,13 @@ def run(ctx: Context, check: Check) -> CheckResult:
     when the figure and the formula disagree with each other, that is said."""
     at, q = dict(check["at"]), check["quantity"]
     got = measured(ctx, check, q, at)
-    parts, ok, details = [f"measured {q} = {show(got)} at {show_values(at)}"], True, {"measured": got, "at": at,
-                                                                            "quantity": q}
+    from ..settings import describe_settings
+    settings = describe_settings(request(check, q, at))
+    how = f" ({settings})" if settings else ""
+    parts, ok, details = [f"measured {q} = {show(got)} at {show_values(at)}{how}"], True, {"measured": got, "at": at,
+                                                                                "quantity": q}
+    if settings:
+        details["settings"] = settings
     formula = check.get("formula")
     if formula is not None:
         from ..dimensions import scale_values
@@ -53,7 +58,7 @@ def run(ctx: Context, check: Check) -> CheckResult:
         c_ok = claimed.matches(got) and not wrong
         ok &= c_ok
         if wrong:
-            parts[0] = f"measured {q} = {show(got)} {describe(check.get('_dim'))} at {show_values(at)}"
+            parts[0] = f"measured {q} = {show(got)} {describe(check.get('_dim'))} at {show_values(at)}{how}"
             parts.insert(0, wrong)
             details["dimension"] = wrong
         parts.append(f"claimed {claimed.describe()}" + ("" if c_ok else " (differs)"))

@@ -62,7 +62,10 @@ def mha_values(site: CheckSite, params: dict[str, Any], need: Any) -> bool:
         site.error(f"{site.what}: give n (self-attention) or n_q and n_k (cross-attention)"
                    + (", not both" if site.kind != "equivalence" else "; equivalence runs self-attention: give n"))
         return False
+    from ..settings import strict_settings
     ok = site.missing(need, given, "mha is built and run at these sizes") and strict_sizes(site, params)
+    if not params.get("_one_side"):         # a compare's sides: checked once, for both (compare.validate)
+        ok = strict_settings(site, params, _quantities(params), given) and ok
     formula = params.get("formula")
     if formula is not None:
         ok &= site.missing(site.free(formula), set(at) | set(vary), "the formula uses it")
