@@ -196,3 +196,61 @@ def test_floor_ceil_round_min_max_are_exact(tmp_path):
             claim("ceil-units", "holds", ['{kind: numeric, expr: "ceil(M/W)", at: {M: 13.5, W: 3.35}, '
                                           'claimed: "1 s"}']))
     assert {k: v.verdict for k, v in r.items()} == dict.fromkeys(r, "holds")
+
+
+# ------------------------------------------------------------------ strict settings
+
+@pytest.mark.parametrize("check, message", [
+    ('{kind: measure, quantity: params.model, at: ' + LLAMA + ', dtype: fp16, claimed: "1"}',
+     "'dtype' is not a setting of params.model"),
+    ('{kind: measure, quantity: flops.forward, at: {d: 64, h: 4, d_ff: 256, L: 2, V: 100, n: 8}, dtype: fp16, '
+     'claimed: "1"}', "'dtype' is not a setting of flops.forward"),
+    ('{kind: measure, quantity: bytes.kv_cache_token, at: {d: 64, h: 4, L: 2}, activation: swiglu, claimed: "1"}',
+     "'activation' is not a setting of bytes.kv_cache_token"),
+    ('{kind: measure, quantity: bytes.kv_cache_token, at: {d: 64, h: 4, L: 2}, tied: false, claimed: "1"}',
+     "'tied' is not a setting of bytes.kv_cache_token"),
+    ('{kind: measure, quantity: attention.bytes.fp32, at: {d: 64, h: 4, n: 8}, dtype: fp16, claimed: "1"}',
+     "names its dtype in the quantity (fp32)"),
+    ('{kind: measure, quantity: flops.ffn, at: {d: 64, h: 4, d_ff: 256, L: 2, V: 100, n: 8}, norm: rmsnorm, '
+     'claimed: "1"}', "'norm' is not a setting of flops.ffn"),
+    ('{kind: compare, left: flops.ffn, right: flops.attention, at: {d: 64, h: 4, d_ff: 256, L: 2, V: 100, n: 8}, '
+     'tied: false, claimed: greater}', "'tied' is not a setting of flops.ffn and flops.attention"),
+])
+def test_a_setting_the_quantity_does_not_take_is_a_located_error(tmp_path, check, message):
+    errors = load_errors(tmp_path, claim("s", "holds", [check]))
+    assert any(message in e and "t.yaml:" in e for e in errors), errors
+
+
+def test_the_evidence_names_the_dtype_and_the_settings(tmp_path):
+    # KV cache per token, d=4096, L=32, h=g=32: 2 (K and V) · 32 layers · 4096 numbers · 4 bytes = 1,048,576
+    r = run(tmp_path,
+            claim("kv", "holds", ['{kind: measure, quantity: bytes.kv_cache_token, at: {d: 4096, h: 32, L: 32}, '
+                                  'claimed: "1 MiB"}']),
+            claim("kv16", "holds", ['{kind: measure, quantity: bytes.kv_cache_token, at: {d: 4096, h: 32, L: 32}, '
+                                    'dtype: fp16, claimed: "512 KiB"}']),
+            claim("llama", "holds", [f'{{kind: measure, quantity: params.model, at: {LLAMA}, {LLAMA_SETTINGS}, '
+                                     'claimed: "6,738,415,616"}']))
+    assert {k: v.verdict for k, v in r.items()} == dict.fromkeys(r, "holds")
+    assert "= 1,048,576 at d=4,096, h=32, L=32 (fp32)" in evidence(r["kv"])
+    assert "(fp16)" in evidence(r["kv16"])
+    assert "(swiglu, rmsnorm, no biases, untied)" in evidence(r["llama"])
+
+
+# ------------------------------------------------------------------ per-check expectations
+
+def test_a_check_may_state_what_it_must_give(tmp_path):
+    # 4·512² = 1,048,576: the arithmetic check must hold; 8·2048·4096² = 274,877,906,944 ≠ 34.4B: refuted
+    arith = '{kind: numeric, expr: "4*d^2", at: {d: 512}, claimed: "1,048,576", expect: holds}'
+    broken = '{kind: numeric, expr: "4*d^2", at: {d: 512}, claimed: "1,000,000", expect: holds}'   # a broken check
+    refute = '{kind: numeric, expr: "8*n*d^2", at: {n: 2048, d: 4096}, claimed: "≈ 34.4B"}'
+    r = run(tmp_path, claim("fine", "refuted", [arith, refute]), claim("hidden", "refuted", [broken, refute]))
+    assert {k: (v.verdict, v.ok) for k, v in r.items()} == {"fine": ("refuted", True), "hidden": ("refuted", False)}
+    assert "(expected holds)" in r["fine"].checks[0].summary
+    assert "(expected holds ✗)" in r["hidden"].checks[0].summary
+    assert [c.kind for c in r["hidden"].checks_not_as_expected] == ["numeric"]
+
+
+def test_a_checks_expect_must_be_a_verdict(tmp_path):
+    errors = load_errors(tmp_path, claim("c", "holds", ['{kind: numeric, expr: "d", at: {d: 1}, claimed: "1", '
+                                                        'expect: maybe}']))
+    assert any("a check's expect must be one of holds, refuted" in e and "t.yaml:" in e for e in errors), errors

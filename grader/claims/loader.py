@@ -179,13 +179,20 @@ class Loader(Sections):
             params = self.fields(c, KINDS[kind].FIELDS, f"{a_or_an(kind)} check")
             if params is not None and self.valid_values(kind, params, c):
                 from .dimensions import annotate
+                if "expect" in c:
+                    want = c["expect"]
+                    if not isinstance(want, str) or want not in EXPECTATIONS:
+                        self.error(f"a check's expect must be one of {', '.join(EXPECTATIONS)}, got {want!r}",
+                                   c.loc_of("expect"))
+                        continue
+                    params["_expect"] = want
                 if annotate(self, kind, params, c):
                     out.append(Check(kind, frozen_map(params), loc))
         return out
 
     def fields(self, c: Any, spec: dict[str, tuple[str, bool]], what: str) -> dict[str, Any] | None:
         """Validate and convert a check's fields by the kind's FIELDS = {name: (type, required)}."""
-        self.unknown_keys(c, set(spec) | {"kind"}, what)
+        self.unknown_keys(c, set(spec) | {"kind", "expect"}, what)
         params, ok = {}, True
         for name, (ftype, required) in spec.items():
             if name not in c:

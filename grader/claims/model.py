@@ -149,7 +149,14 @@ class ClaimResult:
     @property
     def ok(self) -> bool:
         """The verdict is the expected one (a skipped demonstration is no verdict, so no mismatch)."""
-        return self.verdict == self.claim.expect or self.verdict == "skipped"
+        if not (self.verdict == self.claim.expect or self.verdict == "skipped"):
+            return False
+        return not self.checks_not_as_expected
+
+    @property
+    def checks_not_as_expected(self) -> tuple[CheckResult, ...]:
+        """The checks that state what they must give (``expect:``) and gave something else."""
+        return tuple(r for r in self.checks if r.details.get("as_expected") is False)
 
     @property
     def evidence(self) -> str:

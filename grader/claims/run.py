@@ -242,8 +242,21 @@ def _step3(p: _Pending, timeout: float | None, measurer: Any) -> ClaimResult:
         results = [replace(r, summary=f"{r.summary} [measured on {where}]")
                    if r is not None and KINDS[c.kind].MEASURES else r for r, c in zip(results, p.claim.checks)]
         extra = [replace(r, summary=f"{r.summary} [measured on {where}]") if r.kind == "measure" else r for r in extra]
+    results = [_expected(r, c) for r, c in zip(results, p.claim.checks)]
     done = tuple(r for r in results if r is not None) + tuple(extra)
     return ClaimResult(p.claim, combine(done), done, seconds, disagreement(done))
+
+
+def _expected(r: CheckResult | None, check: Check) -> CheckResult | None:
+    """A check that states what it must give (``expect:``, issue #27): its evidence says so, and a
+    check that gives another verdict makes its claim not as expected (ClaimResult.ok)."""
+    want = check.get("_expect")
+    if r is None or not want:
+        return r
+    ok = r.verdict == want or r.verdict == "skipped"
+    from .model import frozen_map
+    return replace(r, summary=f"{r.summary} (expected {want}{'' if ok else ' ✗'})",
+                   details=frozen_map({**dict(r.details), "expect": want, "as_expected": ok}))
 
 
 def run_claim(ctx: Context, claim: Claim, timeout: float | None = DEFAULT_TIMEOUT, measurer: Any = None) -> ClaimResult:
