@@ -254,3 +254,12 @@ def test_a_checks_expect_must_be_a_verdict(tmp_path):
     errors = load_errors(tmp_path, claim("c", "holds", ['{kind: numeric, expr: "d", at: {d: 1}, claimed: "1", '
                                                         'expect: maybe}']))
     assert any("a check's expect must be one of holds, refuted" in e and "t.yaml:" in e for e in errors), errors
+
+
+def test_an_intensity_is_in_flops_per_byte(tmp_path):
+    # intensity.* (mha.inference) is FLOP per byte moved: a figure in bytes is refuted whatever its number
+    at = "{d: 64, h: 4, d_ff: 256, n: 8}"
+    r = run(tmp_path, claim("i", "refuted", [f'{{kind: measure, quantity: intensity.decode_step_layer, at: {at}, '
+                                             'dtype: fp16, claimed: "1 bytes"}']))
+    assert r["i"].verdict == "refuted"
+    assert "the text states bytes where intensity.decode_step_layer is in FLOPs per byte" in evidence(r["i"])

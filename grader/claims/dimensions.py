@@ -193,7 +193,7 @@ def figure_unit(unit: str | None, noun: str | None) -> tuple[Dim | None, Fractio
 # ---------------------------------------------------------------- quantities and expressions
 
 def quantity_dimension(quantity: str) -> Dim | None:
-    """What a measured quantity counts: parameters, FLOPs, bytes; a plain number (attention.count,
+    """What a measured quantity counts: parameters, FLOPs, bytes, FLOP/byte (``intensity.*``); a plain number (attention.count,
     attention.elements); None for shapes and tensors (no figure is compared with them)."""
     if quantity.startswith("params"):
         return (("parameter", 1),)
@@ -201,6 +201,8 @@ def quantity_dimension(quantity: str) -> Dim | None:
         return (("flop", 1),)
     if quantity.startswith("bytes.") or quantity.startswith("attention.bytes."):
         return (("byte", 1),)
+    if quantity.startswith("intensity."):        # mha.inference: FLOPs per byte moved
+        return (("flop", 1), ("byte", -1))
     if quantity in ("attention.count", "attention.elements"):
         return NUMBER
     return None

@@ -12,7 +12,9 @@ What each quantity takes (the rest would be ignored by the measurement):
 - ``norm``: the parameter counts (``params.block``, ``params.model``): a norm has weights but
   no matmul FLOPs;
 - ``tied``: ``params.model`` (a tied output layer is counted once; its FLOPs are the same);
-- ``bias``: every quantity of a layer or a model but ``params_nobias`` and the KV cache.
+- ``bias``: every quantity of a layer or a model but ``params_nobias`` and the KV cache;
+- all of them: the inference quantities (``bytes.decode_step*``, ``bytes.prefill*``,
+  ``flops.*_layer``, ``intensity.*``: mha.inference builds the whole model in its dtype).
 """
 from __future__ import annotations
 
@@ -29,7 +31,9 @@ DEFAULTS: Mapping[str, Any] = {"activation": "gelu", "norm": "layernorm", "tied"
 
 def settings_taken(quantity: str, given: Iterable[str] = ()) -> frozenset[str]:
     """The settings the quantity's measurement depends on, with the sizes ``given``."""
-    from .model_sizes import is_model_quantity
+    from .model_sizes import INFERENCE, is_model_quantity
+    if quantity in INFERENCE:           # mha.inference builds the whole model in its dtype: all of them
+        return frozenset(SETTINGS)
     model = is_model_quantity(quantity, tuple(given))
     out: set[str] = set()
     if quantity in _KV:
@@ -50,7 +54,7 @@ def why_not(setting: str, quantity: str) -> str:
     if setting == "dtype":
         if quantity.startswith("attention.bytes."):
             return f"{quantity} names its dtype in the quantity ({quantity.rsplit('.', 1)[1]})"
-        return "only the KV cache's bytes (bytes.kv_cache*) depend on a dtype"
+        return "only the KV cache's bytes and the inference quantities (bytes.decode_step*, ...) depend on a dtype"
     if setting == "bias" and quantity in _KV:
         return "the KV cache holds keys and values, whatever the biases"
     if setting == "bias":
