@@ -263,3 +263,52 @@ def test_an_intensity_is_in_flops_per_byte(tmp_path):
                                              'dtype: fp16, claimed: "1 bytes"}']))
     assert r["i"].verdict == "refuted"
     assert "the text states bytes where intensity.decode_step_layer is in FLOPs per byte" in evidence(r["i"])
+
+
+# ------------------------------------------------------------------ hardware cards
+
+CARD = """hardware:
+  h100-sxm:
+    name: NVIDIA H100 SXM
+    citation: "NVIDIA H100 datasheet, SXM, dense"
+    peak: {fp16: 989 TFLOP/s, fp32: 67 TFLOP/s}
+    bandwidth: 3.35 TB/s
+    memory: 80 GB
+    memory_kind: HBM3
+"""
+
+
+def test_hardware_cards_and_roofline_quantities(tmp_path):
+    hw = "{kind: hardware, card: h100-sxm, "
+    r = run(tmp_path,
+            # 989·10¹² / 3.35·10¹² = 295.22… FLOP/byte
+            claim("ridge", "holds", [hw + 'quantity: ridge, dtype: fp16, claimed: "≈ 295 FLOP/byte"}']),
+            # 13.5·10⁹ bytes / 3.35·10¹² bytes/s = 4.0299 ms; 14·10⁹ FLOPs / 989·10¹² FLOP/s = 14.156 µs
+            claim("times", "holds", [hw + 'quantity: time_memory, bytes: "13.5 GB", claimed: "≈ 4.03 ms"}',
+                                     hw + 'quantity: time_compute, dtype: fp16, flops: "14 GFLOPs", claimed: "≈ 14.2 µs"}']),
+            claim("gib", "refuted", [hw + 'quantity: memory, claimed: "80 GiB"}']),            # 80·10⁹ ≠ 80·2³⁰
+            claim("unit", "refuted", [hw + 'quantity: bandwidth, claimed: "3.35 TB"}']),        # bytes, not bytes/s
+            header=H + CARD)
+    assert {k: v.verdict for k, v in r.items()} == {"ridge": "holds", "times": "holds", "gib": "refuted",
+                                                   "unit": "refuted"}
+    assert "989 TFLOP/s / 3.35 TB/s" in evidence(r["ridge"])
+    assert "13.5 GB / 3.35 TB/s" in evidence(r["times"])
+    assert "the text states bytes where bandwidth is in bytes per second" in evidence(r["unit"])
+    assert "[NVIDIA H100 datasheet, SXM, dense]" in evidence(r["gib"])
+
+
+@pytest.mark.parametrize("card, check, message", [
+    (CARD.replace("bandwidth: 3.35 TB/s", "bandwidth: 3.35 TB"), '{kind: hardware, card: h100-sxm, quantity: memory, '
+     'claimed: "80 GB"}', "bandwidth must be in bytes per second"),
+    (CARD.replace("fp32: 67 TFLOP/s", "fp33: 67 TFLOP/s"), '{kind: hardware, card: h100-sxm, quantity: memory, '
+     'claimed: "80 GB"}', "unknown dtype 'fp33' in peak"),
+    (CARD, '{kind: hardware, card: h100-sxm, quantity: ridge, dtype: bf16, claimed: "1"}', "records no peak for bf16"),
+    (CARD, '{kind: hardware, card: h100-sxm, quantity: ridge, claimed: "1"}', "needs 'dtype'"),
+    (CARD, '{kind: hardware, card: h100-sxm, quantity: memory, dtype: fp16, claimed: "1"}', "does not take 'dtype'"),
+    (CARD, '{kind: hardware, card: h100-sxm, quantity: time_memory, bytes: "5 ms", claimed: "1"}',
+     "bytes must be in bytes"),
+    (CARD, '{kind: hardware, card: a100, quantity: memory, claimed: "1"}', "unknown hardware 'a100'"),
+])
+def test_hardware_mistakes_are_located_errors(tmp_path, card, check, message):
+    errors = load_errors(tmp_path, claim("c", "holds", [check]), header=H + card)
+    assert any(message in e and "t.yaml:" in e for e in errors), errors

@@ -270,6 +270,17 @@ def _unit(ld: Any, v: Any, loc: Location, name: str) -> Any:
 TYPES["unit"] = _unit
 
 
+def _card(ld: Any, v: Any, loc: Location, name: str) -> Any:
+    cards = getattr(ld, "hardware", {})
+    out = cards.get(v) if isinstance(v, str) else None
+    if out is None:
+        ld.error(f"unknown hardware {v!r}; the spec's hardware is {', '.join(cards) or '(none)'}", loc)
+    return out
+
+
+TYPES["card"] = _card
+
+
 def _choice(ld: Any, v: Any, loc: Location, name: str, choices: list[str]) -> Any:
     out = v if v in choices else None
     if out is None:

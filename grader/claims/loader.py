@@ -20,7 +20,8 @@ from .checks import KINDS
 from .model import EXPECTATIONS, Check, Claim, Document, Source, Subject, frozen_map
 from .sections import Sections
 
-TOP_KEYS = {"subject", "symbols", "aliases", "definitions", "constraints", "formulas", "models", "claims"}
+TOP_KEYS = {"subject", "symbols", "aliases", "definitions", "constraints", "formulas", "models", "hardware",
+            "claims"}
 CLAIM_KEYS = {"id", "quote", "source", "checks", "expect", "corrected", "note"}
 CLAIM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -34,6 +35,7 @@ class Loader(Sections):
         super().__init__(name, lines)
         self.source_texts = {}       # document key -> its normalised text (None: no file found)
         self.quotes_unchecked: dict[str, int] = {}   # document key -> its quotes that were not checked
+        self.hardware: dict[str, Any] = {}           # the hardware cards (grader.claims.hardware)
 
     def subject(self, data: Any) -> Subject:
         if data is None:
@@ -62,6 +64,8 @@ class Loader(Sections):
         constraints = self.constraints(data)
         self.load_formulas(data)
         self.load_models(data)
+        from .hardware import load_hardware
+        self.hardware = load_hardware(self, data)
         claims = self.claims(data, sid)
         if self.errors:
             raise ErrorList(self.errors)

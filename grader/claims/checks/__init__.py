@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 MODULES = ("identity", "numeric", "config", "dominance", "asymptotic", "range", "shapes", "measure", "compare",
-           "invariance", "equivalence", "demonstrate", "distribution", "unverifiable")
+           "invariance", "equivalence", "demonstrate", "distribution", "hardware", "unverifiable")
 
 
 @dataclass(frozen=True)
