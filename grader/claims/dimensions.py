@@ -199,7 +199,7 @@ def quantity_dimension(quantity: str) -> Dim | None:
         return (("parameter", 1),)
     if quantity.startswith("flops."):
         return (("flop", 1),)
-    if quantity.startswith("bytes.") or quantity.startswith("attention.bytes."):
+    if quantity.startswith(("bytes.", "attention.bytes.")):
         return (("byte", 1),)
     if quantity.startswith("intensity."):        # mha.inference: FLOPs per byte moved
         return (("flop", 1), ("byte", -1))
@@ -316,7 +316,7 @@ class SymbolUnit:
     """A symbol's declared unit: as written, its dimension, and the factor from it to the base
     unit (a value of F with ``unit: TFLOP/s`` is F·10¹² FLOP/s)."""
 
-    __slots__ = ("text", "dim", "factor")
+    __slots__ = ("dim", "factor", "text")
 
     def __init__(self, text: str, dim: Dim, factor: Fraction) -> None:
         self.text, self.dim, self.factor = text, dim, factor
