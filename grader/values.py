@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from fractions import Fraction
-from typing import Any, NoReturn
+from typing import Any, NoReturn, overload
 
 
 class FrozenMap(Mapping[Any, Any]):
@@ -95,3 +95,21 @@ def to_fraction(x: Any) -> Fraction:
         except ZeroDivisionError:
             raise ValueError(f"not a number: {x!r}") from None
     raise ValueError(f"not a number: {x!r}")
+
+
+@overload
+def json_number(x: None, digits: int | None = None) -> None: ...
+@overload
+def json_number(x: float, digits: int | None = None) -> int | float: ...
+
+
+def json_number(x: float | None, digits: int | None = None) -> int | float | None:
+    """A score as every JSON output writes it: a whole number as an int (2.0 -> 2), any other
+    as it is or, with ``digits``, rounded to that many decimals; None stays None. Scores are
+    finite. The one such helper of grader (the engine's results, the service, the reports)."""
+    if x is None:
+        return None
+    i = int(x)
+    if i == x:
+        return i
+    return round(x, digits) if digits is not None else x

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Refresh the browser libraries vendored into grader (no CDN at run time: the pages work offline).
 #   htmx     -> grader/web/static/vendor/   (served by `grader serve`)
+#   swagger-ui-dist -> grader/serve/static/swagger/   (the API documentation page /docs, served by `grader serve`)
 #   axe-core -> tests/web/vendor/           (the accessibility tests only)
 # Each comes from the npm registry (`npm pack`), with its licence and a VENDORED.txt that
-# records the package, version and SHA-256. Usage: scripts/vendor.sh [HTMX_VERSION] [AXE_VERSION]
+# records the package, version and SHA-256.
+# Usage: scripts/vendor.sh [HTMX_VERSION] [AXE_VERSION] [SWAGGER_UI_VERSION]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HTMX=${1:-2.0.11}
 AXE=${2:-4.10.3}
+SWAGGER=${3:-5.35.0}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -32,3 +35,6 @@ vendor() {   # package version file-in-package licence-in-package destination
 
 vendor htmx.org "$HTMX" dist/htmx.min.js LICENSE grader/web/static/vendor
 vendor axe-core "$AXE" axe.min.js LICENSE tests/web/vendor
+for f in swagger-ui-bundle.js swagger-ui.css favicon-32x32.png; do
+  vendor swagger-ui-dist "$SWAGGER" "$f" LICENSE grader/serve/static/swagger
+done

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 import sys
 
 import click
@@ -85,8 +86,35 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
     # the event loop, the database writer and the workers' dispatcher are threads handing work
     # to each other: a shorter GIL switch interval lets a thread back from I/O run sooner
     sys.setswitchinterval(0.001)
+    sock = listen(host, port)           # a busy port or an unusable address: one line, exit 2, nothing started
+    port = sock.getsockname()[1]
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    click.echo(f"grader serve: http://{host}:{port}/docs  (database {d.shown}, {workers} grading workers)", err=True)
+    base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+    click.echo(f"grader serve: {base}/learn (learners), {base}/staff (instructors), {base}/spec (authors), "
+               f"{base}/docs (the API)  (database {d.shown}, {workers} grading workers)", err=True)
     app = create_app(settings, extensions=(install_pages,))
-    uvicorn.run(app, host=host, port=port, loop="auto", http="auto", access_log=access_log,
-                log_level="info", timeout_graceful_shutdown=10)
+    config = uvicorn.Config(app, host=host, port=port, loop="auto", http="auto", access_log=access_log,
+                            log_level="info", timeout_graceful_shutdown=10, server_header=False)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port``, bound before anything says the service started (and
+    handed to uvicorn); where it cannot be, one line on stderr and exit status 2."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+            sock.listen(2048)
+        except BaseException:
+            sock.close()
+            raise
+    except (OSError, UnicodeError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        click.echo(f"error: cannot listen on {host}:{port}: {why}", err=True)
+        sys.exit(2)
+    sock.set_inheritable(True)
+    return sock

@@ -13,23 +13,33 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.engine import Connection
+
+if TYPE_CHECKING:
+    from .database import Database
+
+Write = Callable[[Connection], Any]
+Item = tuple[Write, "Future[Any]"]
 
 log = logging.getLogger("grader.db")
 MAX_BATCH = 64
 
 
 class GroupWriter:
-    def __init__(self, db):
+    def __init__(self, db: Database) -> None:
         self.db = db
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Item | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name="grader-db-writer", daemon=True)
         self._started = threading.Lock()
         self._stop = False
 
-    def submit(self, fn) -> Future:
+    def submit(self, fn: Write) -> Future[Any]:
         """``fn(conn)`` in a batch transaction; the future has its result once committed."""
-        fut: Future = Future()
+        fut: Future[Any] = Future()
         if self._stop:
             fut.set_exception(RuntimeError("the database is closed"))
             return fut
@@ -65,7 +75,7 @@ class GroupWriter:
             if self._stop and self._queue.empty():
                 return
 
-    def _run(self, batch: list) -> None:
+    def _run(self, batch: list[Item]) -> None:
         batch = [(fn, fut) for fn, fut in batch if fut.set_running_or_notify_cancel()]
         if not batch:
             return
@@ -84,7 +94,7 @@ class GroupWriter:
         for (_, fut), result in zip(batch, results):
             fut.set_result(result)
 
-    def _alone(self, fn, fut) -> None:
+    def _alone(self, fn: Write, fut: Future[Any]) -> None:
         try:
             with self.db.write() as conn:
                 result = fn(conn)

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import create_engine, event, inspect
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 
 from grader.errors import GraderError
 
@@ -34,12 +36,12 @@ def database_url(value: str | None) -> str:
     return url.render_as_string(hide_password=False)
 
 
-def _sqlite_engine(url: str, begin: str):
+def _sqlite_engine(url: str, begin: str) -> Engine:
     engine = create_engine(url, pool_size=8, max_overflow=8, pool_timeout=60,
                            connect_args={"check_same_thread": False, "timeout": 60})
 
     @event.listens_for(engine, "connect")
-    def _connect(dbapi, record):
+    def _connect(dbapi: Any, record: Any) -> None:
         dbapi.isolation_level = None                # transactions are begun below, not by the driver
         cur = dbapi.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
@@ -49,17 +51,29 @@ def _sqlite_engine(url: str, begin: str):
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _begin(conn):
+    def _begin(conn: Connection) -> None:
         conn.exec_driver_sql(begin)
 
     return engine
+
+
+def _owner_only(path: Path) -> None:
+    """A new SQLite file is made readable and writable by its owner only (0600), like
+    grader.secret: it holds every learner's answers and the tokens' hashes. SQLite gives its
+    ``-wal`` and ``-shm`` files the mode of the database file."""
+    import os
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
 
 
 class Database:
     """The engines of one database: ``read()`` and ``write()`` give a connection inside one
     transaction, committed when the block ends without an exception."""
 
-    def __init__(self, url: str | None = None):
+    def __init__(self, url: str | None = None) -> None:
         self.url = database_url(url)
         self.dialect = make_url(self.url).get_backend_name()
         if self.dialect == "sqlite":
@@ -72,7 +86,9 @@ class Database:
             self.writer = _sqlite_engine(self.url, "BEGIN IMMEDIATE")
             # one writer at a time in this process: threads wait here, in turn, instead of in
             # SQLite's busy handler, which sleeps and retries (up to 100 ms a time) under load
-            self._write_lock = threading.Lock()
+            self._write_lock: AbstractContextManager[Any] = threading.Lock()
+            if path:
+                _owner_only(Path(path))
         else:
             self.reader = self.writer = create_engine(self.url, pool_size=8, max_overflow=8, pool_pre_ping=True,
                                                       pool_timeout=60)
@@ -87,25 +103,26 @@ class Database:
         return make_url(self.url).render_as_string(hide_password=True)
 
     @contextmanager
-    def read(self):
+    def read(self) -> Iterator[Connection]:
         with self.reader.begin() as conn:
             yield conn
 
     @contextmanager
-    def write(self):
+    def write(self) -> Iterator[Connection]:
         with self._write_lock, self.writer.begin() as conn:
             yield conn
 
-    def submit_write(self, fn) -> Future:
+    def submit_write(self, fn: Callable[[Connection], Any]) -> Future[Any]:
         """``fn(conn)`` in a write transaction, as a future resolved once it is committed. On
         SQLite, writes queued together commit together (:class:`~grader.db.batch.GroupWriter`);
         elsewhere each runs in a transaction of its own on a small thread pool."""
         if self._group is not None:
             return self._group.submit(fn)
 
-        def run():
+        def run() -> Any:
             with self.write() as conn:
                 return fn(conn)
+        assert self._pool is not None
         return self._pool.submit(run)
 
     def dispose(self) -> None:
@@ -119,7 +136,7 @@ class Database:
 
     # ------------------------------------------------------------------ migrations
 
-    def _config(self, conn: Connection | None = None):
+    def _config(self, conn: Connection | None = None) -> Any:
         from alembic.config import Config
         cfg = Config()
         cfg.set_main_option("script_location", str(MIGRATIONS))
@@ -128,7 +145,9 @@ class Database:
 
     def head(self) -> str:
         from alembic.script import ScriptDirectory
-        return ScriptDirectory.from_config(self._config()).get_current_head()
+        head = ScriptDirectory.from_config(self._config()).get_current_head()
+        assert head is not None
+        return head
 
     def revision(self) -> str | None:
         """The schema revision the database is at (None: no grader schema at all)."""
@@ -146,7 +165,7 @@ class Database:
         before = self.revision()
         with self.writer.begin() as conn:
             command.upgrade(self._config(conn), target)
-        return before, self.revision()
+        return before, self.revision() or ""
 
     def ensure_schema(self, *, create: bool = True) -> str | None:
         """Check the schema is the migrations' head. A database with no tables at all is created

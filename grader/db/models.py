@@ -8,9 +8,10 @@ are stored as the engine's JSON objects (``result`` holds exactly the per-answer
 from __future__ import annotations
 
 import uuid
+from typing import Any, TypeAlias, Unpack
 from datetime import datetime, timezone
 
-from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text,
+from sqlalchemy import (JSON, Row, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text,
                         UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -22,6 +23,9 @@ def new_id() -> str:
 def now() -> datetime:
     return datetime.now(timezone.utc)
 
+
+
+Record: TypeAlias = "Row[Unpack[tuple[Any, ...]]]"     # a row of a select(), any columns
 
 class Base(DeclarativeBase):
     pass
@@ -67,7 +71,7 @@ class Submission(Base):
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
     max_score: Mapped[float | None] = mapped_column(Float, nullable=True)
     pending_points: Mapped[float | None] = mapped_column(Float, nullable=True)
-    unanswered: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    unanswered: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
 
 
 class Answer(Base):
@@ -88,7 +92,7 @@ class Answer(Base):
     max_score: Mapped[float | None] = mapped_column(Float, nullable=True)
     pending_points: Mapped[float | None] = mapped_column(Float, nullable=True)
     feedback: Mapped[str | None] = mapped_column(Text, nullable=True)
-    result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class Review(Base):
@@ -115,12 +119,12 @@ class Job(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     problem_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
     status: Mapped[str] = mapped_column(String(20), default="queued")   # queued | running | done | failed
-    params: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    params: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     data: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     done: Mapped[int] = mapped_column(Integer, default=0)
     total: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tries: Mapped[int] = mapped_column(Integer, default=0)
-    result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -6,11 +6,15 @@ import csv
 import io
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import insert, select, update
+from sqlalchemy.engine import Connection
+
+from grader.db import Database
 
 from grader.db.models import Token, User, now
-from grader.errors import InputError, Location
+from grader.errors import GraderError, InputError, Location
 
 from .auth import new_token, token_hash, token_prefix
 
@@ -35,14 +39,14 @@ def check_login(login: str, where: Location | None = None) -> str:
     return login
 
 
-def _issue(conn, user_id: int) -> str:
+def _issue(conn: Connection, user_id: int) -> str:
     token = new_token()
     conn.execute(insert(Token).values(user_id=user_id, hash=token_hash(token), prefix=token_prefix(token),
                                       created_at=now()))
     return token
 
 
-def add_user(db, login: str, role: str, name: str = "", email: str = "") -> Issued:
+def add_user(db: Database, login: str, role: str, name: str = "", email: str = "") -> Issued:
     """A new user and its first token; an id that exists is an error (use :func:`new_token_for`)."""
     login = check_login(login)
     with db.write() as conn:
@@ -54,7 +58,7 @@ def add_user(db, login: str, role: str, name: str = "", email: str = "") -> Issu
     return Issued(login, name, email, role, token)
 
 
-def new_token_for(db, login: str) -> Issued:
+def new_token_for(db: Database, login: str) -> Issued:
     with db.write() as conn:
         u = conn.execute(select(User.id, User.login, User.name, User.email, User.role)
                          .where(User.login == login)).first()
@@ -64,7 +68,7 @@ def new_token_for(db, login: str) -> Issued:
     return Issued(u.login, u.name, u.email, u.role, token)
 
 
-def revoke(db, login: str, prefix: str | None = None) -> int:
+def revoke(db: Database, login: str, prefix: str | None = None) -> int:
     """Revoke the user's tokens (or the one whose prefix is given): how many."""
     with db.write() as conn:
         uid = conn.execute(select(User.id).where(User.login == login)).scalar()
@@ -73,7 +77,8 @@ def revoke(db, login: str, prefix: str | None = None) -> int:
         q = update(Token).where(Token.user_id == uid, Token.revoked_at.is_(None))
         if prefix:
             q = q.where(Token.prefix == prefix)
-        return conn.execute(q.values(revoked_at=now())).rowcount
+        n: int = conn.execute(q.values(revoked_at=now())).rowcount
+        return n
 
 
 def read_roster(text: str, file: str) -> list[tuple[str, str, str, Location]]:
@@ -89,7 +94,9 @@ def read_roster(text: str, file: str) -> list[tuple[str, str, str, Location]]:
     unknown = [h for h in header if h not in ROSTER_COLUMNS]
     if unknown:
         raise InputError(f"unknown column {unknown[0]!r}; the columns are learner,name,email", Location(file, 1))
-    out, errors, seen = [], [], {}
+    out: list[tuple[str, str, str, Location]] = []
+    errors: list[GraderError] = []
+    seen: dict[str, int] = {}
     for n, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue
@@ -111,9 +118,10 @@ def read_roster(text: str, file: str) -> list[tuple[str, str, str, Location]]:
     return out
 
 
-def import_roster(db, roster: list) -> tuple[list[Issued], list[str]]:
+def import_roster(db: Database, roster: list[tuple[str, str, str, Location]]) -> tuple[list[Issued], list[str]]:
     """Add the learners not yet known, each with a token: (issued, ids already there)."""
-    issued, existing = [], []
+    issued: list[Issued] = []
+    existing: list[str] = []
     with db.write() as conn:
         for login, name, email, _ in roster:
             if conn.execute(select(User.id).where(User.login == login)).first():
@@ -125,12 +133,12 @@ def import_roster(db, roster: list) -> tuple[list[Issued], list[str]]:
     return issued, existing
 
 
-def list_users(db) -> list[dict]:
+def list_users(db: Database) -> list[dict[str, Any]]:
     with db.read() as conn:
         users = conn.execute(select(User.id, User.login, User.name, User.email, User.role)
                              .order_by(User.role, User.login)).all()
         tokens = conn.execute(select(Token.user_id, Token.prefix, Token.revoked_at)).all()
-    active: dict = {}
+    active: dict[int, list[str]] = {}
     for t in tokens:
         if t.revoked_at is None:
             active.setdefault(t.user_id, []).append(t.prefix)

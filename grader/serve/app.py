@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from fastapi import FastAPI
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from grader import __version__
+from grader.api import VERSION
 from grader.db import Database
 
 from . import errors
@@ -19,6 +23,11 @@ from .errors import APIError
 from .limits import BodyLimit
 from .metrics import Metrics, MetricsMiddleware
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .jobs import JobExecutor, JobRunner
+    from .workers import WorkerPool
 
 log = logging.getLogger("grader.serve")
 
@@ -31,25 +40,27 @@ carries `Authorization: Bearer <token>` (tokens: `grader users`). Errors are
 class State:
     """What the routes share (``request.app.state.grader``)."""
 
-    def __init__(self, settings: Settings):
+    # set by the lifespan's start (absent before it: read them with getattr where that may be)
+    db: Database
+    engine: Engine
+    pool: WorkerPool
+    runner: JobRunner
+    executor: JobExecutor
+
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.metrics = Metrics()
         self.limiter = RateLimiter(settings.rate, settings.burst)
         self.tokens = TokenCache(settings.token_cache_s)
-        self.db = None
-        self.engine = None
-        self.pool = None
-        self.runner = None
-        self.executor = None
         self._inflight: dict[int, int] = {}
         self._lock = threading.Lock()
 
-    def worker_args(self) -> tuple:
+    def worker_args(self) -> tuple[Any, ...]:
         s = self.settings
         return (s.exercises, s.spec, s.timeout_s, s.memory_mb)
 
     @contextmanager
-    def busy(self, user_id: int, limit: int = 1):
+    def busy(self, user_id: int, limit: int = 1) -> Iterator[None]:
         """At most ``limit`` grading tasks of one learner at once: one learner's slow answers
         occupy one worker, never all of them."""
         with self._lock:
@@ -84,7 +95,7 @@ def _start(state: State) -> None:
                             memory_mb=s.memory_mb)
     state.pool.start()
     work = JobWork(state)
-    runner_box: list = []
+    runner_box: list[JobRunner] = []
     state.executor = job_executor(s, on_progress=lambda *a: runner_box[0].progress(*a))
     state.runner = JobRunner(state.db, state.executor, config(s), prepare=work.prepare, finish=work.finish,
                              metrics=state.metrics)
@@ -95,17 +106,20 @@ def _start(state: State) -> None:
 
 
 def _stop(state: State) -> None:
-    for part in (state.runner, state.executor, state.pool):
+    for name in ("runner", "executor", "pool"):
+        part = getattr(state, name, None)
         if part is not None:
             try:
                 part.stop() if hasattr(part, "stop") else part.close()
             except Exception:
                 log.exception("stopping %s", type(part).__name__)
-    if state.db is not None:
-        state.db.dispose()
+    db = getattr(state, "db", None)
+    if db is not None:
+        db.dispose()
 
 
-def create_app(settings: Settings | None = None, *, extensions: tuple = ()) -> FastAPI:
+def create_app(settings: Settings | None = None, *,
+               extensions: tuple[Callable[[FastAPI], None], ...] = ()) -> FastAPI:
     """The application; ``extensions``: callables ``install(app)`` that add routes of their own
     (the web pages of :mod:`grader.web`, which the ``serve`` command passes: the service itself
     knows nothing of its pages, so that the pages may import the service and not the reverse)."""
@@ -113,16 +127,17 @@ def create_app(settings: Settings | None = None, *, extensions: tuple = ()) -> F
     state = State(settings)
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI):
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await anyio.to_thread.run_sync(_start, state)
         try:
             yield
         finally:
             await anyio.to_thread.run_sync(_stop, state)
 
-    app = FastAPI(title="grader", version=__version__, description=DESCRIPTION, lifespan=lifespan,
-                  openapi_url="/openapi.json", docs_url="/docs", redoc_url=None)
+    app = FastAPI(title="grader", version=VERSION, description=DESCRIPTION, lifespan=lifespan,
+                  openapi_url="/openapi.json", docs_url=None, redoc_url=None)
     app.state.grader = state
+    _docs(app)
     errors.install(app)
     from .routes import install
     install(app)
@@ -132,4 +147,52 @@ def create_app(settings: Settings | None = None, *, extensions: tuple = ()) -> F
                        uploads={"/api/v1/batches": settings.max_upload,
                                 "/api/v1/code-submissions": settings.max_code + 64 * 1024})
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    app.add_middleware(SecurityHeaders)
     return app
+
+
+SWAGGER = Path(__file__).parent / "static" / "swagger"     # swagger-ui-dist, vendored (scripts/vendor.sh)
+
+
+def _docs(app: FastAPI) -> None:
+    """``/docs``: Swagger UI from the files vendored with grader (no CDN: it works offline)."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.responses import HTMLResponse
+    from fastapi.staticfiles import StaticFiles
+
+    app.mount("/docs/static", StaticFiles(directory=SWAGGER), name="swagger")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="grader: the API",
+                                   swagger_js_url="/docs/static/swagger-ui-bundle.js",
+                                   swagger_css_url="/docs/static/swagger-ui.css",
+                                   swagger_favicon_url="/docs/static/favicon-32x32.png")
+
+
+NO_STORE = [(b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff")]
+
+
+class SecurityHeaders:
+    """Every response but a static file's: ``Cache-Control: no-store`` (grades, tokens and
+    answers are nobody's cache's) and ``X-Content-Type-Options: nosniff``, unless the response
+    set them itself; no ``server`` header (``grader serve`` also turns off uvicorn's)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        static = str(scope.get("path", "")).startswith(("/static/", "/docs/static/"))
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"server"]
+                have = {k.lower() for k, _ in headers}
+                extra = [(b"x-content-type-options", b"nosniff")] if static else NO_STORE
+                headers += [(k, v) for k, v in extra if k not in have]
+                message = {**message, "headers": headers}
+            await send(message)
+        await self.app(scope, receive, with_headers)

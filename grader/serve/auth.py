@@ -17,6 +17,7 @@ import anyio
 from fastapi import Depends, Request
 from sqlalchemy import select
 
+from grader.db import Database
 from grader.db.models import Token, User
 
 from .errors import APIError
@@ -78,11 +79,11 @@ def _unauthorized(message: str) -> APIError:
     return APIError(401, message, headers={"WWW-Authenticate": 'Bearer realm="grader"'})
 
 
-def lookup(db, token: str) -> Principal | None:
+def lookup(db: Database, token: str) -> Principal | None:
     return lookup_hash(db, token_hash(token))
 
 
-def lookup_hash(db, digest: str) -> Principal | None:
+def lookup_hash(db: Database, digest: str) -> Principal | None:
     with db.read() as conn:
         row = conn.execute(select(User.id, User.login, User.name, User.role, Token.id.label("tid"))
                            .join(Token, Token.user_id == User.id)
@@ -134,6 +135,7 @@ async def current_user(request: Request) -> Principal:
         raise APIError(429, f"too many requests: at most {state.settings.rate:g} a second per token "
                             f"(bursts of {state.settings.burst}); retry in {wait:.2f} s",
                        headers={"Retry-After": str(max(1, math.ceil(wait)))})
+    assert isinstance(who, Principal)
     return who
 
 

@@ -17,47 +17,32 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from grader.api import (AnswerLimits, LocalPoolExecutor, SerialExecutor, grade_class, grade_submission,
-                        submission_json, totals, validate_answer)
-from grader.bank import load_bank
-from grader.grade.submissions import load_submissions
+from grader.api import (AnswerLimits, Bank, BankProblem, LocalPoolExecutor, SerialExecutor, answer_failed, answers_file,
+                        code_not_run, grade_class, grade_code_file, grade_submission, json_number, learner_view,
+                        load_bank, result_json, submission_json, submission_totals, validate_answer)
 
-
-def _num(x):
-    """2.0 -> 2, as the JSON output writes scores."""
-    i = int(x)
-    return i if i == x else x
-
-
-def _learner_view(problem, learner: str, bank) -> tuple[str, dict | None]:
-    """(prompt with the learner's numbers, {name: value} drawn or None) — `grader exercises
-    --learner`'s draw, which `grader grade` uses."""
-    if problem.variant is None:
-        return problem.prompt, None
-    from grader.bank import variants as v
-    try:
-        seen, _ = v.for_learner(problem, learner, bank)
-        return seen.prompt, v.drawn_values(problem, learner, bank)
-    except Exception:   # a variant the spec cannot derive: the template (grading reports the error)
-        return problem.prompt, None
+JSON = dict[str, Any]
+_num = json_number
 
 
 class Engine:
     """The bank as the server sees it (loaded in the server too, for listings and totals)."""
 
-    def __init__(self, exercises: str | None = None, spec: str | None = None):
+    def __init__(self, exercises: str | None = None, spec: str | None = None) -> None:
         self.exercises, self.spec = exercises, spec
-        self.bank = load_bank(exercises, spec=spec)
-        self.problems = tuple(self.bank.problems)
+        self.bank: Bank = load_bank(exercises, spec=spec)
+        self.problems: tuple[BankProblem, ...] = tuple(self.bank.problems)
         self.by_id = {p.id: p for p in self.problems}
         self.total = sum(float(p.points) for p in self.problems)
 
-    def reloaded(self) -> "Engine":
+    def reloaded(self) -> Engine:
         return Engine(self.exercises, self.spec)
 
-    def get(self, problem_id: str):
+    def get(self, problem_id: str) -> BankProblem | None:
         return self.by_id.get(problem_id)
 
     def kind(self, problem_id: str) -> str | None:
@@ -70,42 +55,39 @@ class Engine:
 
     def attempts(self, problem_id: str) -> int | None:
         p = self.by_id.get(problem_id)
-        return getattr(p, "attempts", None) if p else None
+        return p.attempts if p else None
 
     def prompt(self, problem_id: str, learner: str | None) -> str:
         p = self.by_id[problem_id]
-        return _learner_view(p, learner, self.bank)[0] if learner else p.prompt
+        return learner_view(self.bank, p, learner)[0] if learner else p.prompt
 
-    def exercise(self, p, learner: str | None) -> dict:
+    def exercise(self, p: BankProblem, learner: str | None) -> JSON:
         """What a learner may see of a problem: never the reference, mistakes or solution."""
-        prompt, drawn = _learner_view(p, learner, self.bank) if learner else (p.prompt, None)
-        row = {"id": p.id, "kind": p.kind, "points": _num(float(p.points)), "prompt": prompt,
-               "choices": dict(p.choices) if p.choices else None, "attempts": getattr(p, "attempts", None),
-               "variant": drawn}
+        prompt, drawn = learner_view(self.bank, p, learner) if learner else (p.prompt, None)
+        row: JSON = {"id": p.id, "kind": p.kind, "points": _num(float(p.points)), "prompt": prompt,
+                     "choices": dict(p.choices) if p.choices else None, "attempts": p.attempts,
+                     "variant": drawn}
         if learner is None and p.variant is not None:       # staff: the candidate values
             row["variant_choices"] = {k: list(vals) for k, vals in p.variant.choose}
         return row
 
-    def assemble(self, learner: str, results: list[dict]) -> dict:
+    def assemble(self, learner: str, results: list[JSON]) -> JSON:
         """A submission's object from answers graded one by one (as grade_submission sums them)."""
-        t = totals(self.bank, [(r["id"], float(r["score"]), float(r.get("pending_points") or 0)) for r in results])
+        t = submission_totals(self.bank, [(r["id"], float(r["score"]), float(r.get("pending_points") or 0))
+                                          for r in results])
         return {"learner": learner, "file": "answers", "score": _num(t.score), "max_score": _num(t.max_score),
                 "pending_points": _num(t.pending_points), "results": results, "unanswered": list(t.unanswered)}
 
-    def too_complex(self, problem_id, raw, timeout_s: float) -> dict:
-        """The object of an answer whose check was killed past its limits."""
-        known = problem_id in self.by_id
-        return {"id": str(problem_id), "answer": raw, "score": 0, "max_score": _num(self.points(problem_id)),
-                "pending_points": 0, "correct": False,
-                "feedback": f"invalid answer: too complex to grade within {timeout_s:g} s" if known
-                else f"unknown problem id {problem_id!r}",
-                "status": "invalid" if known else "unknown", "read_as": None, "variant": None,
-                "location": f"answers.{problem_id}"}
+    def too_complex(self, problem_id: str, raw: object, timeout_s: float) -> JSON:
+        """The object of an answer whose check was killed past its limits: the engine's own."""
+        r = answer_failed(self.bank, problem_id, raw, reason="timeout", limits=AnswerLimits(timeout_s=timeout_s),
+                          location=f"answers.{problem_id}")
+        return result_json(r)
 
 
 # ---------------------------------------------------------------- grading workers
 
-_WORKER: dict = {}
+_WORKER: dict[str, Any] = {}
 
 
 def worker_init(exercises: str | None, spec: str | None, timeout_s: float, memory_mb: int) -> None:
@@ -113,16 +95,16 @@ def worker_init(exercises: str | None, spec: str | None, timeout_s: float, memor
     bank = load_bank(exercises, spec=spec)
     limits = AnswerLimits(timeout_s=timeout_s, memory_mb=memory_mb)
     _WORKER.update(bank=bank, limits=limits, executor=SerialExecutor())
-    warm = {p.id: "0" for p in bank.problems if p.kind != "code"}
+    warm: dict[str, object] = {p.id: "0" for p in bank.problems if p.kind != "code"}
     if warm:
         grade_submission(bank, "warm-up", warm, limits=limits, executor=_WORKER["executor"])
 
 
-def worker_task(payload):
+def worker_task(payload: tuple[Any, ...]) -> JSON:
     """``("grade", learner, {problem: answer})`` -> the submission's JSON object;
     ``("validate", problem, answer)`` -> how it is read."""
     kind = payload[0]
-    bank = _WORKER["bank"]
+    bank: Bank = _WORKER["bank"]
     if kind == "grade":
         _, learner, answers = payload
         s = grade_submission(bank, learner, answers, limits=_WORKER["limits"], executor=_WORKER["executor"],
@@ -138,20 +120,21 @@ def worker_task(payload):
 
 # ---------------------------------------------------------------- job processes
 
-_JOB: dict = {}
+_JOB: dict[str, Any] = {}
+Progress = Callable[[int, "int | None"], None]
 
 
-def job_init(progress_queue) -> None:
+def job_init(progress_queue: Any) -> None:
     from .workers import die_with_parent
     die_with_parent()
     _JOB["progress"] = progress_queue
 
 
-def _progress(job_id: str):
+def _progress(job_id: str) -> Progress:
     queue = _JOB.get("progress")
-    state = {"done": 0, "total": None, "sent": 0.0}
+    state: dict[str, Any] = {"done": 0, "total": None, "sent": 0.0}
 
-    def report(advance, total):
+    def report(advance: int, total: int | None) -> None:
         if total is not None:
             state["total"] = total
         else:
@@ -166,12 +149,15 @@ def _progress(job_id: str):
     return report
 
 
-def run_job(kind: str, job_id: str, params: dict, data: bytes | None, config: dict) -> dict:
-    """A job's work, in a job process; returns its JSON result."""
+def run_job(kind: str, job_id: str, params: JSON, data: bytes | None, config: JSON) -> JSON:
+    """A job's work, in a job process; returns its JSON result. A code job whose tests did not
+    run (the grader's fault, not the learner's) is ``{"not_run": cause}``: never a grade."""
     bank = load_bank(config.get("exercises"), spec=config.get("spec"))
     limits = AnswerLimits(timeout_s=config.get("timeout_s", 2.0), memory_mb=config.get("memory_mb", 1024))
     if kind == "code":
-        return {"answer": _code_answer(bank, params["problem"], params.get("filename") or "solution.py", data or b"")}
+        answer = _code_answer(bank, params["problem"], params.get("filename") or "solution.py", data or b"")
+        cause = answer.pop("not_run", None)
+        return {"not_run": cause} if cause else {"answer": answer}
     if kind == "batch":
         return _batch(bank, params.get("filename") or "answers.yaml", data or b"", limits, config, _progress(job_id))
     if kind == "regrade":
@@ -182,44 +168,49 @@ def run_job(kind: str, job_id: str, params: dict, data: bytes | None, config: di
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
-def safe_name(name: str, default: str, suffixes: tuple) -> str:
+def safe_name(name: str, default: str, suffixes: tuple[str, ...]) -> str:
     """A file name to write an upload under: its last part, plain characters, a known suffix."""
     base = _SAFE_NAME.sub("_", Path(str(name or "")).name)[-100:].lstrip(".")
     return base if base and base.lower().endswith(suffixes) else default
 
 
-def _code_answer(bank, problem_id: str, filename: str, data: bytes) -> dict:
+def _code_answer(bank: Bank, problem_id: str, filename: str, data: bytes) -> JSON:
     """The per-answer object of a code submission, with each test's result (``tests``): graded by
-    the engine's own code path (:func:`grader.grade.check.grade_code_task`), as ``grader grade`` does."""
-    from grader.grade.check import grade_code_task
+    the engine's own code path (:func:`grader.api.grade_code_file`), as ``grader grade`` does.
+    Where its tests did not run at all, ``not_run`` says why (:func:`grader.api.code_not_run`)."""
     problem = bank.get(problem_id)
     points = float(problem.points) if problem else 0.0
-    row = {"id": problem_id, "answer": filename, "score": 0, "max_score": _num(points), "pending_points": 0,
-           "correct": False, "feedback": "", "status": "wrong", "read_as": None, "variant": None, "location": None}
+    row: JSON = {"id": problem_id, "answer": filename, "score": 0, "max_score": _num(points), "pending_points": 0,
+                 "correct": False, "feedback": "", "status": "wrong", "read_as": None, "variant": None,
+                 "location": None}
     if problem is None or problem.kind != "code":
         return {**row, "status": "unknown", "feedback": f"unknown code problem {problem_id!r}"}
     work = Path(tempfile.mkdtemp(prefix="grader-serve-code-"))
     try:
         path = work / filename
         path.write_bytes(data)
-        grade = grade_code_task(problem, path)
+        r = grade_code_file(bank, problem_id, path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    tests = [{"name": t.name, "passed": t.passed, "message": t.message, "hidden": t.hidden} for t in grade.tests]
-    return {**row, "score": _num(round(grade.credit * points, 6)), "correct": bool(grade.correct),
-            "feedback": grade.feedback, "status": grade.status, "tests": tests}
+    tests = [{"name": t.name, "passed": t.passed, "message": t.message, "hidden": t.hidden} for t in r.tests]
+    out = {**row, "score": _num(r.score), "correct": bool(r.correct), "feedback": r.feedback, "status": r.status,
+           "tests": tests}
+    cause = code_not_run(r)
+    if cause:
+        out["not_run"] = cause
+    return out
 
 
-def _batch(bank, filename: str, data: bytes, limits, config: dict, progress) -> dict:
+def _batch(bank: Bank, filename: str, data: bytes, limits: AnswerLimits, config: JSON, progress: Progress) -> JSON:
     work = Path(tempfile.mkdtemp(prefix="grader-serve-batch-"))
     try:
         path = work / filename
         path.write_bytes(data)
-        report = grade_class(bank, load_submissions([path]), limits=limits, progress=progress,
+        report = grade_class(bank, answers_file([path]), limits=limits, progress=progress,
                              executor=LocalPoolExecutor(jobs=config.get("batch_jobs", 2)))
         prefix = str(path)
 
-        def shown(text):
+        def shown(text: Any) -> Any:
             return text.replace(prefix, filename) if isinstance(text, str) else text
         subs = []
         for s in report.submissions:
@@ -235,25 +226,29 @@ def _batch(bank, filename: str, data: bytes, limits, config: dict, progress) -> 
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _regrade(bank, submissions: list, limits, progress) -> dict:
+def _regrade(bank: Bank, submissions: list[Any], limits: AnswerLimits, progress: Progress) -> JSON:
     """``submissions``: [[submission id, learner, [[answer id, problem, answer, code bytes or None], ...]], ...]
     -> {"results": {submission id: [[answer id, per-answer object or None], ...]}} (None: a problem
-    no longer in the bank, kept as it was)."""
+    no longer in the bank, kept as it was; a code answer whose tests did not run, kept as it was)."""
     progress(0, len(submissions))
     executor = SerialExecutor()
-    out = {}
+    out: JSON = {}
     for sub_id, learner, answers in submissions:
-        plain = {pid: raw for _, pid, raw, code in answers if code is None and bank.get(pid) is not None
-                 and bank.get(pid).kind != "code"}
-        graded = {}
+        plain: dict[str, object] = {}
+        for _, pid, raw, code in answers:
+            p = bank.get(pid)
+            if code is None and p is not None and p.kind != "code":
+                plain[pid] = raw
+        graded: dict[str, JSON] = {}
         if plain:
             s = submission_json(grade_submission(bank, learner, plain, limits=limits, executor=executor,
                                                  source="answers"))
             graded = {r["id"]: r for r in s["results"]}
-        results = []
+        results: list[list[Any]] = []
         for answer_id, pid, raw, code in answers:
             if code is not None:
-                results.append([answer_id, _code_answer(bank, pid, str(raw or "solution.py"), code)])
+                r = _code_answer(bank, pid, str(raw or "solution.py"), code)
+                results.append([answer_id, None if r.get("not_run") else r])
             else:
                 results.append([answer_id, graded.get(pid)])
         out[sub_id] = results

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -17,20 +19,21 @@ CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_fo
 
 class APIError(Exception):
     def __init__(self, status: int, message: str, *, code: str | None = None, location: str | None = None,
-                 headers: dict | None = None):
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status, self.message, self.location, self.headers = status, message, location, headers
         self.code = code or CODES.get(status, "error")
 
 
-def body(code: str, message: str, location: str | None = None) -> dict:
-    err = {"code": code, "message": message}
+def body(code: str, message: str, location: str | None = None) -> dict[str, Any]:
+    err: dict[str, str] = {"code": code, "message": message}
     if location:
         err["location"] = location
     return {"error": err}
 
 
-def response(status: int, code: str, message: str, location: str | None = None, headers=None) -> JSONResponse:
+def response(status: int, code: str, message: str, location: str | None = None,
+             headers: Mapping[str, str] | None = None) -> JSONResponse:
     return JSONResponse(body(code, message, location), status_code=status, headers=headers)
 
 
@@ -38,17 +41,17 @@ def not_found(what: str) -> APIError:
     return APIError(404, f"no such {what}")
 
 
-def _where(loc) -> str:
+def _where(loc: Sequence[Any]) -> str:
     return ".".join(str(p) for p in loc)
 
 
 def install(app: FastAPI) -> None:
     @app.exception_handler(APIError)
-    async def _api(request: Request, e: APIError):
+    async def _api(request: Request, e: APIError) -> JSONResponse:
         return response(e.status, e.code, e.message, e.location, e.headers)
 
     @app.exception_handler(HTTPException)
-    async def _http(request: Request, e: HTTPException):
+    async def _http(request: Request, e: HTTPException) -> JSONResponse:
         message = e.detail if isinstance(e.detail, str) else CODES.get(e.status_code, "error")
         if e.status_code == 404 and message == "Not Found":
             message = f"no such endpoint: {request.method} {request.url.path}"
@@ -57,7 +60,7 @@ def install(app: FastAPI) -> None:
         return response(e.status_code, CODES.get(e.status_code, "error"), message, headers=getattr(e, "headers", None))
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, e: RequestValidationError):
+    async def _invalid(request: Request, e: RequestValidationError) -> JSONResponse:
         errors = e.errors()
         first = errors[0] if errors else {"msg": "invalid request", "loc": ()}
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -68,7 +71,7 @@ def install(app: FastAPI) -> None:
         return response(status, code, f"{first.get('msg', 'invalid')}{more}", loc or None)
 
     @app.exception_handler(Exception)
-    async def _internal(request: Request, e: Exception):
+    async def _internal(request: Request, e: Exception) -> JSONResponse:
         from sqlalchemy.exc import OperationalError
         if isinstance(e, OperationalError):
             log.error("database error on %s %s: %s", request.method, request.url.path, e)

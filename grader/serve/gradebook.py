@@ -9,25 +9,32 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert, select
+from sqlalchemy.engine import Connection
 
-from grader.db.models import Answer, Review, Submission, User, now
+from grader.api import AnswerResult, Report, SubmissionResult, json_number, summarise_class
+
+from grader.db.models import Answer, Record, Review, Submission, User, now
 
 from .errors import APIError, not_found
 from .store import iso, latest_reviews
 
+if TYPE_CHECKING:
+    from .auth import Principal
+    from .engine import Engine
 
-def _num(x):
-    if x is None:
-        return None
-    i = int(x)
-    return i if i == x else round(x, 6)
+JSON = dict[str, Any]
 
 
-def _attempts(conn, user_id=None, problem_id=None) -> list:
+def _num(x: float | None) -> int | float | None:
+    return json_number(x, 6)
+
+
+def _attempts(conn: Connection, user_id: int | None = None, problem_id: str | None = None) -> Sequence[Record]:
     q = (select(Answer.id, Answer.user_id, Answer.problem_id, Answer.score, Answer.pending_points, Answer.status,
                 Answer.raw, Answer.feedback, Answer.result)
          .join(Submission, Submission.id == Answer.submission_id)
@@ -39,15 +46,15 @@ def _attempts(conn, user_id=None, problem_id=None) -> list:
     return conn.execute(q).all()
 
 
-def _effective(a, reviews) -> float | None:
+def _effective(a: Record, reviews: dict[str, JSON]) -> float | None:
     if a.id in reviews:
-        return reviews[a.id]["score"]
+        return float(reviews[a.id]["score"])
     if a.pending_points:
         return None
-    return a.score
+    return None if a.score is None else float(a.score)
 
 
-def cell(attempts: list, reviews: dict, points: float, policy: str) -> dict:
+def cell(attempts: Sequence[Record], reviews: dict[str, JSON], points: float, policy: str) -> JSON:
     grades = [_effective(a, reviews) for a in attempts]
     if policy == "last":
         score, chosen = grades[-1], attempts[-1]
@@ -61,19 +68,20 @@ def cell(attempts: list, reviews: dict, points: float, policy: str) -> dict:
             "status": status}
 
 
-def rows(conn, engine, policy: str, user_id: int | None = None) -> list[dict]:
+def rows(conn: Connection, engine: Engine, policy: str, user_id: int | None = None) -> list[JSON]:
     """One row per learner (or only ``user_id``'s)."""
     q = select(User.id, User.login, User.name, User.email).where(User.role == "learner").order_by(User.login)
     if user_id is not None:
         q = select(User.id, User.login, User.name, User.email).where(User.id == user_id)
     learners = conn.execute(q).all()
-    by = defaultdict(list)
+    by: defaultdict[tuple[int, str], list[Record]] = defaultdict(list)
     for a in _attempts(conn, user_id=user_id):
         by[(a.user_id, a.problem_id)].append(a)
     reviews = latest_reviews(conn, user_id=user_id)
     out = []
     for u in learners:
-        cells, total, pending_points = {}, 0.0, 0.0
+        cells: dict[str, JSON] = {}
+        total, pending_points = 0.0, 0.0
         for p in engine.problems:
             attempts = by.get((u.id, p.id))
             if not attempts:
@@ -88,7 +96,7 @@ def rows(conn, engine, policy: str, user_id: int | None = None) -> list[dict]:
     return out
 
 
-def as_csv(table: list[dict], engine) -> str:
+def as_csv(table: list[JSON], engine: Engine) -> str:
     """One row per learner, one column per problem (empty: not answered or waiting for a
     person), then total, max_total and pending_points: a spreadsheet's or an LMS's import."""
     buf = io.StringIO()
@@ -107,36 +115,43 @@ def _safe(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def _shared_feedback(a) -> str:
-    """The feedback without what is the learner's own (the reading, the variant)."""
-    text = a.feedback or ""
-    r = a.result or {}
-    for tail in (f" (read as {r.get('read_as')})" if r.get("read_as") else None,
-                 f" ({r.get('variant')})" if r.get("variant") else None):
-        if tail and tail in text:
-            text = text.replace(tail, "")
-    return text.strip()
+def _shown(raw: object) -> str:
+    """An answer as the class summary writes it (its examples): text as it is, a number as
+    written, anything else as its repr."""
+    return raw if isinstance(raw, str) else str(raw) if isinstance(raw, (int, float)) else repr(raw)
 
 
-def stats(conn, engine, problem_id: str, policy: str) -> dict:
+def _wrong_groups(attempts: Sequence[Record], reviews: dict[str, JSON], points: float) -> list[JSON]:
+    """The most common wrong answers (wrong, partial, invalid; a person's review takes an answer
+    out), grouped by their feedback: the engine's class summary (``grader grade --summary``) of
+    these attempts, each attempt a submission of its own."""
+    subs: list[SubmissionResult] = []
+    raws: dict[str, object] = {}
+    for a in attempts:
+        wrong = a.status in ("wrong", "partial", "invalid") and a.id not in reviews
+        r = a.result if isinstance(a.result, dict) else {}
+        raws.setdefault(_shown(a.raw), a.raw)
+        result = AnswerResult(id=a.problem_id, answer=a.raw, score=float(a.score or 0), max_score=points,
+                              correct=False if wrong else True, feedback=a.feedback or "", status=a.status or "",
+                              read_as=r.get("read_as"), variant=r.get("variant"))
+        subs.append(SubmissionResult(str(a.user_id), "", None, (result,), float(a.score or 0), points))
+    summary = summarise_class(Report(tuple(subs), (), False), {attempts[0].problem_id: points} if attempts else None)
+    groups = summary.problems[0].wrong if summary.problems else ()
+    return [{"feedback": g.feedback.strip(), "answers": g.answers, "learners": g.learners,
+             "examples": [raws.get(text, text) for text, _ in g.examples]} for g in groups[:10]]
+
+
+def stats(conn: Connection, engine: Engine, problem_id: str, policy: str) -> JSON:
     p = engine.get(problem_id)
     if p is None:
         raise not_found("problem")
     attempts = _attempts(conn, problem_id=problem_id)
     reviews = latest_reviews(conn, [a.id for a in attempts]) if attempts else {}
-    per_learner = defaultdict(list)
+    per_learner: defaultdict[int, list[Record]] = defaultdict(list)
     for a in attempts:
         per_learner[a.user_id].append(a)
     cells = [cell(v, reviews, float(p.points), policy) for v in per_learner.values()]
     scores = [c["score"] for c in cells if c["score"] is not None]
-    groups: dict = defaultdict(lambda: {"answers": 0, "learners": set(), "examples": Counter()})
-    for a in attempts:
-        if a.status in ("wrong", "partial", "invalid") and a.id not in reviews:
-            g = groups[_shared_feedback(a)]
-            g["answers"] += 1
-            g["learners"].add(a.user_id)
-            g["examples"][json.dumps(a.raw, ensure_ascii=False)] += 1
-    common = sorted(groups.items(), key=lambda kv: (-kv[1]["answers"], kv[0]))[:10]
     return {
         "problem": p.id, "kind": p.kind, "points": _num(float(p.points)), "policy": policy,
         "answers": len(attempts), "learners": len(per_learner),
@@ -144,12 +159,11 @@ def stats(conn, engine, problem_id: str, policy: str) -> dict:
         "pending": sum(1 for c in cells if c["pending"]),
         "mean": _num(round(sum(scores) / len(scores), 4)) if scores else None,
         "distribution": [{"score": _num(s), "learners": n} for s, n in sorted(Counter(scores).items())],
-        "common_wrong": [{"feedback": fb, "answers": g["answers"], "learners": len(g["learners"]),
-                          "examples": [json.loads(x) for x, _ in g["examples"].most_common(3)]} for fb, g in common],
+        "common_wrong": _wrong_groups(attempts, reviews, float(p.points)),
     }
 
 
-def review_queue(conn, engine, include_reviewed: bool = False, limit: int = 500) -> list[dict]:
+def review_queue(conn: Connection, engine: Engine, include_reviewed: bool = False, limit: int = 500) -> list[JSON]:
     """Answers a person must grade (free text, an undecided equivalence, one the engine could
     not check), oldest first."""
     q = (select(Answer.id, Answer.submission_id, Answer.problem_id, Answer.raw, Answer.feedback, Answer.status,
@@ -172,7 +186,8 @@ def review_queue(conn, engine, include_reviewed: bool = False, limit: int = 500)
     return out
 
 
-def add_review(conn, engine, answer_id: str, reviewer, score: float, comment: str) -> dict:
+def add_review(conn: Connection, engine: Engine, answer_id: str, reviewer: Principal, score: float,
+               comment: str) -> JSON:
     a = conn.execute(select(Answer.id, Answer.problem_id, Answer.max_score, Answer.pending_points, Answer.status)
                      .where(Answer.id == answer_id)).first()
     if a is None:

@@ -19,11 +19,21 @@ import queue
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from sqlalchemy import select, update
 
-from grader.db.models import Job, now
+from sqlalchemy.engine import Connection
+
+from grader.db import Database
+from grader.db.models import Job, Record, now
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
+    from .settings import Settings
+
+JSON = dict[str, Any]
+OnProgress = Callable[[str, int, "int | None"], None]
 
 log = logging.getLogger("grader.serve")
 MAX_TRIES = 3
@@ -34,7 +44,7 @@ class JobExecutor(Protocol):
 
     capacity: int
 
-    def submit(self, kind: str, job_id: str, params: dict, data: bytes | None, config: dict) -> Future: ...
+    def submit(self, kind: str, job_id: str, params: JSON, data: bytes | None, config: JSON) -> Future[Any]: ...
 
     def close(self) -> None: ...
 
@@ -55,7 +65,7 @@ class LocalJobExecutor:
         self._drain = threading.Thread(target=self._drain_progress, name="grader-job-progress", daemon=True)
         self._drain.start()
 
-    def submit(self, kind, job_id, params, data, config) -> Future:
+    def submit(self, kind: str, job_id: str, params: JSON, data: bytes | None, config: JSON) -> Future[Any]:
         from . import engine
         try:
             return self._pool.submit(engine.run_job, kind, job_id, params, data, config)
@@ -88,13 +98,14 @@ class LocalJobExecutor:
         self._progress.join_thread()
 
 
-def job_executor(settings, on_progress: Callable[[str, int, int | None], None] | None = None) -> JobExecutor:
+def job_executor(settings: Settings, on_progress: Callable[[str, int, int | None], None] | None = None) -> JobExecutor:
     """The service's job executor: ``settings.job_executor(on_progress)`` when the service was
     given one (``--scheduler``: a Dask cluster's, :class:`grader.cluster.jobs.DaskJobExecutor`),
     else :class:`LocalJobExecutor`."""
     make = getattr(settings, "job_executor", None)
     if make is not None:
-        return make(on_progress)
+        executor: JobExecutor = make(on_progress)
+        return executor
     return LocalJobExecutor(settings.job_workers, on_progress=on_progress)
 
 
@@ -102,20 +113,22 @@ class JobRunner:
     """Claims queued jobs (oldest first), runs them, records them. ``finish(conn, job, result)``
     applies a finished job's effects in the transaction that marks it done."""
 
-    def __init__(self, db, executor: JobExecutor, config: dict, *, prepare, finish, metrics=None):
+    def __init__(self, db: Database, executor: JobExecutor, config: JSON, *,
+                 prepare: Callable[[Record], JSON] | None,
+                 finish: Callable[[Connection, Record, JSON], JSON] | None, metrics: Metrics | None = None) -> None:
         self.db, self.executor, self.config = db, executor, config
         self._prepare, self._finish, self.metrics = prepare, finish, metrics
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._running: dict[str, Future] = {}
-        self._done: queue.SimpleQueue = queue.SimpleQueue()
+        self._running: dict[str, Future[Any]] = {}
+        self._done: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name="grader-jobs", daemon=True)
 
     def recover(self) -> int:
         """Jobs left running by a crash or a stop: queued again. Returns how many."""
         with self.db.write() as conn:
-            n = conn.execute(update(Job).where(Job.status == "running")
-                             .values(status="queued", started_at=None)).rowcount
+            n: int = conn.execute(update(Job).where(Job.status == "running")
+                                  .values(status="queued", started_at=None)).rowcount
         if n:
             log.warning("%d job(s) left running by the last run were queued again", n)
         return n
@@ -168,6 +181,7 @@ class JobRunner:
                 return True
             conn.execute(update(Job).where(Job.id == row.id).values(status="running", started_at=now(),
                                                                      tries=row.tries + 1))
+        jid: str = row.id
         try:
             params = self._prepare(row) if self._prepare else (row.params or {})
             fut = self.executor.submit(row.kind, row.id, params, row.data, self.config)
@@ -181,8 +195,12 @@ class JobRunner:
             log.exception("starting job %s", row.id)
             self._record(row.id, None, f"could not start: {type(e).__name__}: {e}")
             return True
-        self._running[row.id] = fut
-        fut.add_done_callback(lambda f, jid=row.id: (self._done.put(jid), self._wake.set()))
+        self._running[jid] = fut
+
+        def done(_: Future[Any]) -> None:
+            self._done.put(jid)
+            self._wake.set()
+        fut.add_done_callback(done)
         return True
 
     def _collect(self) -> None:
@@ -205,9 +223,37 @@ class JobRunner:
             except Exception as e:
                 self._record(jid, None, f"{type(e).__name__}: {e}"[:2000])
                 continue
+            if isinstance(result, dict) and result.get("not_run"):
+                self._not_run(jid, str(result["not_run"]))
+                continue
             self._record(jid, result, None)
 
-    def _record(self, jid: str, result, error) -> None:
+    def _not_run(self, jid: str, cause: str) -> None:
+        """A code job whose tests never ran (the runner crashed, its folder went missing, the
+        grader's own processes ran out of memory, no sandbox): the grader's failure, not the
+        learner's answer. Queued again, up to :data:`MAX_TRIES` runs; then failed, with its cause
+        for staff. Never stored as a score, never counted as an attempt."""
+        with self.db.write() as conn:
+            tries = conn.execute(select(Job.tries).where(Job.id == jid, Job.status == "running")).scalar()
+            if tries is None:
+                return
+            if tries < MAX_TRIES:
+                log.error("job %s: the tests did not run (%s); it is queued again (run %d of %d)",
+                          jid, cause, tries, MAX_TRIES)
+                conn.execute(update(Job).where(Job.id == jid, Job.status == "running").values(
+                    status="queued", started_at=None,
+                    error=f"grading could not be done this time (the grader's fault, not your answer's); "
+                          f"it will be retried: {cause}"[:2000]))
+                return
+            log.error("job %s: the tests did not run in %d runs (%s); it is failed", jid, tries, cause)
+            conn.execute(update(Job).where(Job.id == jid, Job.status == "running").values(
+                status="failed", finished_at=now(), result=None,
+                error=f"grading could not be done (the grader's fault, not your answer's; nothing was recorded "
+                      f"and no attempt was used; staff can see why and you may submit again): {cause}"[:2000]))
+        if self.metrics is not None:
+            self.metrics.jobs.labels("code", "failed").inc()
+
+    def _record(self, jid: str, result: JSON | None, error: str | None) -> None:
         with self.db.write() as conn:
             job = conn.execute(select(Job.id, Job.kind, Job.user_id, Job.problem_id, Job.params, Job.status)
                                .where(Job.id == jid)).first()
@@ -216,11 +262,12 @@ class JobRunner:
             if error is None:
                 try:
                     with conn.begin_nested():       # its effects whole, or none of them
-                        result = self._finish(conn, job, result) if self._finish else result
+                        result = self._finish(conn, job, result or {}) if self._finish else result
                 except Exception as e:
                     log.exception("recording job %s", jid)
                     error, result = f"could not record the result: {type(e).__name__}: {e}"[:2000], None
-            values = dict(status="failed" if error else "done", finished_at=now(), result=result, error=error)
+            values: dict[str, object] = dict(status="failed" if error else "done", finished_at=now(), result=result,
+                                             error=error)
             if not error:
                 values["done"] = conn.execute(select(Job.total).where(Job.id == jid)).scalar() or 1
             conn.execute(update(Job).where(Job.id == jid).values(**values))

@@ -3,28 +3,36 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert, select, update
+from sqlalchemy.engine import Connection
 
-from grader.db.models import Answer, Job, Submission, User, now
+from grader.db.models import Answer, Job, Record, Submission, User, now
 
 from .store import S, insert_graded, update_answers
+
+if TYPE_CHECKING:
+    from .app import State
+    from .settings import Settings
+
+JSON = dict[str, Any]
 
 log = logging.getLogger("grader.serve")
 
 
-def config(settings) -> dict:
+def config(settings: Settings) -> JSON:
     return {"exercises": settings.exercises, "spec": settings.spec, "timeout_s": settings.timeout_s,
             "memory_mb": settings.memory_mb, "batch_jobs": max(1, settings.workers)}
 
 
 class JobWork:
-    def __init__(self, state):
+    def __init__(self, state: State) -> None:
         self.state = state
 
     # ---------------------------------------------------------------- before
 
-    def prepare(self, row) -> dict:
+    def prepare(self, row: Record) -> JSON:
         params = dict(row.params or {})
         if row.kind == "regrade":
             self._reload()
@@ -38,7 +46,7 @@ class JobWork:
         state.engine = engine
         state.pool.recycle(state.worker_args())
 
-    def _snapshot(self) -> list:
+    def _snapshot(self) -> list[list[Any]]:
         """Every graded submission: [id, learner, [[problem, answer, code bytes or None], ...]]."""
         db = self.state.db
         with db.read() as conn:
@@ -49,7 +57,7 @@ class JobWork:
                                    .where(Submission.status == "graded").order_by(Answer.position)).all()
             code_jobs = {r.get("job_id") for *_, r in answers if isinstance(r, dict) and r.get("job_id")}
             data = dict(conn.execute(select(Job.id, Job.data).where(Job.id.in_(code_jobs))).all()) if code_jobs else {}
-        by_sub: dict = {}
+        by_sub: dict[str, list[list[Any]]] = {}
         for sub_id, answer_id, pid, raw, result in answers:
             job_id = result.get("job_id") if isinstance(result, dict) else None
             code = data.get(job_id) if job_id else None
@@ -60,13 +68,15 @@ class JobWork:
 
     # ---------------------------------------------------------------- after
 
-    def finish(self, conn, job, result: dict) -> dict:
-        return {"code": self._code, "batch": self._batch, "regrade": self._regrade}[job.kind](conn, job, result)
+    def finish(self, conn: Connection, job: Record, result: JSON) -> JSON:
+        out: JSON = {"code": self._code, "batch": self._batch, "regrade": self._regrade}[job.kind](conn, job, result)
+        return out
 
-    def _login(self, conn, user_id: int) -> str:
-        return conn.execute(select(User.login).where(User.id == user_id)).scalar_one()
+    def _login(self, conn: Connection, user_id: int) -> str:
+        login: str = conn.execute(select(User.login).where(User.id == user_id)).scalar_one()
+        return login
 
-    def _code(self, conn, job, result: dict) -> dict:
+    def _code(self, conn: Connection, job: Record, result: JSON) -> JSON:
         answer = dict(result["answer"])
         tests = answer.pop("tests", [])
         answer.pop("sandbox", None)
@@ -77,8 +87,9 @@ class JobWork:
         return {"submission_id": sub_id, "score": answer["score"], "max_score": answer["max_score"],
                 "status": answer["status"], "feedback": answer["feedback"], "tests": tests}
 
-    def _batch(self, conn, job, result: dict) -> dict:
-        stored, created = [], []
+    def _batch(self, conn: Connection, job: Record, result: JSON) -> JSON:
+        stored: list[JSON] = []
+        created: list[str] = []
         for obj in result["submissions"]:
             login = str(obj["learner"])[:200]
             uid = conn.execute(select(User.id).where(User.login == login)).scalar()
@@ -94,14 +105,15 @@ class JobWork:
                             "errors": len(result["errors"])},
                 "submissions": stored, "errors": result["errors"], "learners_created": created}
 
-    def _regrade(self, conn, job, result: dict) -> dict:
+    def _regrade(self, conn: Connection, job: Record, result: JSON) -> JSON:
         """Store every new grade; report each score (or status) that changed, old -> new."""
-        changes, regraded = [], 0
+        changes: list[JSON] = []
+        regraded = 0
         for sub_id, pairs in result["results"].items():
             old = {r.id: r for r in conn.execute(
                 select(Answer.id, Answer.problem_id, Answer.score, Answer.status, Answer.result, User.login)
                 .join(User, User.id == Answer.user_id).where(Answer.submission_id == sub_id))}
-            graded = []
+            graded: list[tuple[str, JSON]] = []
             for answer_id, r in pairs:
                 row = old.get(answer_id)
                 if r is None or row is None:

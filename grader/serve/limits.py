@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import json
 
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
 from .errors import APIError
 
 UPLOADS = ("/api/v1/batches", "/api/v1/code-submissions")
 
 
 class BodyLimit:
-    def __init__(self, app, default: int, uploads: dict[str, int]):
+    def __init__(self, app: ASGIApp, default: int, uploads: dict[str, int]) -> None:
         self.app, self.default, self.uploads = app, default, uploads
 
     def _limit(self, path: str) -> int:
         return self.uploads.get(path.rstrip("/"), self.default)
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         limit = self._limit(scope["path"])
@@ -31,7 +33,7 @@ class BodyLimit:
                                          f"the request body is {size:,} bytes; at most {limit:,} are accepted")
         seen = {"n": 0}
 
-        async def counted():
+        async def counted() -> Message:
             message = await receive()
             if message["type"] == "http.request":
                 seen["n"] += len(message.get("body", b""))
@@ -42,7 +44,7 @@ class BodyLimit:
         await self.app(scope, counted, send)
 
 
-async def _refuse(send, status: int, code: str, message: str) -> None:
+async def _refuse(send: Send, status: int, code: str, message: str) -> None:
     data = json.dumps({"error": {"code": code, "message": message}}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),

@@ -18,7 +18,7 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
-ERRORS = {s: {"model": ErrorBody} for s in (400, 401, 403, 404, 409, 413, 422, 429)}
+ERRORS: dict[int | str, dict[str, Any]] = {s: {"model": ErrorBody} for s in (400, 401, 403, 404, 409, 413, 422, 429)}
 
 
 class Exercise(BaseModel):
@@ -88,7 +88,7 @@ class Submission(BaseModel):
     id: str
     learner: str
     source: Literal["api", "batch", "code"]
-    status: Literal["received", "graded"]
+    status: Literal["received", "graded", "failed"]
     created_at: str
     graded_at: str | None = None
     score: float | None = None
@@ -144,7 +144,7 @@ class Job(BaseModel):
     started_at: str | None = None
     finished_at: str | None = None
     progress: dict[str, int | None]
-    result: dict | None = None
+    result: dict[str, Any] | None = None
     error: str | None = None
 
 

@@ -10,19 +10,29 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 from datetime import datetime, timezone
 
 import anyio
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from grader.db.models import Answer, Job, Review, Submission, User, new_id, now
+from grader.api import answer_shape, json_number
+from grader.db.models import Answer, Job, Record, Review, Submission, User, new_id, now
 
 from .errors import APIError, not_found
 from .workers import TaskFailed
 
+if TYPE_CHECKING:
+    from .app import State
+    from .auth import Principal
+
+JSON = dict[str, Any]
+
 log = logging.getLogger("grader.serve")
-A, S = Answer.__table__, Submission.__table__
+A, S = cast(Table, Answer.__table__), cast(Table, Submission.__table__)
 
 # the hot path's statements, built once (a statement built per request costs more than running it)
 INSERT_SUBMISSION, INSERT_ANSWERS = insert(S), insert(A)
@@ -44,23 +54,26 @@ def iso(dt: datetime | None) -> str | None:
     return dt.isoformat().replace("+00:00", "Z")
 
 
-def attempts_used(conn, user_id: int, problems) -> dict[str, int]:
+def attempts_used(conn: Connection, user_id: int, problems: Iterable[str]) -> dict[str, int]:
     """How many answers (and code jobs not yet graded) the learner has given per problem."""
     problems = list(problems)
-    used = dict(conn.execute(select(Answer.problem_id, func.count()).where(
-        Answer.user_id == user_id, Answer.problem_id.in_(problems)).group_by(Answer.problem_id)).all())
+    used: dict[str, int] = dict(conn.execute(select(Answer.problem_id, func.count())
+                             .join(Submission, Submission.id == Answer.submission_id).where(
+        Answer.user_id == user_id, Answer.problem_id.in_(problems), Submission.status != "failed")
+        .group_by(Answer.problem_id)).all())
     for pid, n in conn.execute(select(Job.problem_id, func.count()).where(
             Job.user_id == user_id, Job.kind == "code", Job.status.in_(("queued", "running")),
             Job.problem_id.in_(problems)).group_by(Job.problem_id)).all():
-        used[pid] = used.get(pid, 0) + n
+        if pid is not None:
+            used[pid] = used.get(pid, 0) + n
     return used
 
 
-def check_attempts(state, conn, user_id: int, problems) -> None:
+def check_attempts(state: State, conn: Connection, user_id: int, problems: Iterable[str]) -> None:
     """409 if a problem with an ``attempts:`` limit has none left (the learner's row locked
     first on PostgreSQL, so two requests cannot both take the last one)."""
-    limits = {pid: state.engine.attempts(pid) for pid in problems}
-    limits = {pid: n for pid, n in limits.items() if n}
+    given = {pid: state.engine.attempts(pid) for pid in problems}
+    limits = {pid: n for pid, n in given.items() if n}
     if not limits:
         return
     conn.execute(select(User.id).where(User.id == user_id).with_for_update())
@@ -71,19 +84,34 @@ def check_attempts(state, conn, user_id: int, problems) -> None:
                        code="attempts_exhausted", location=f"answers.{over[0].split(' ')[0]}")
 
 
-def _answer_rows(sub_id: str, user_id: int, answers: dict, created) -> list[dict]:
+SHAPE = answer_shape()      # the engine's own limits on what an answer may be
+
+
+def check_shape(answers: dict[str, object], where: str = "answers") -> None:
+    """422 for an answer beyond the engine's limits on its shape (depth, items, text), checked
+    once here, at the boundary, before anything is stored, pickled or handed to a worker."""
+    for pid, raw in answers.items():
+        why = SHAPE.problem(raw)
+        if why:
+            raise APIError(422, f"the answer to {str(pid)[:200]!r} cannot be an answer: {why}; nothing was stored",
+                           location=f"{where}.{str(pid)[:200]}")
+
+
+def _answer_rows(sub_id: str, user_id: int, answers: dict[str, object], created: datetime) -> list[JSON]:
     return [{"id": new_id(), "submission_id": sub_id, "user_id": user_id, "problem_id": pid, "position": i,
              "raw": raw, "created_at": created} for i, (pid, raw) in enumerate(answers.items())]
 
 
-async def submit(state, who, answers: dict, key: str | None, body_hash: str) -> tuple[int, dict]:
+async def submit(state: State, who: Principal, answers: dict[str, object], key: str | None,
+                 body_hash: str) -> tuple[int, JSON]:
     """Store (committed), grade (in a worker), store the grades (committed), answer: (HTTP
     status, the submission's object). Runs on the event loop; the database and the workers are
     reached through futures."""
+    check_shape(answers)
     sub_id, created = new_id(), now()
     rows = _answer_rows(sub_id, who.id, answers, created)
 
-    def store(conn):
+    def store(conn: Connection) -> Record | None:
         if key:
             found = conn.execute(BY_KEY, {"b_user": who.id, "b_key": key}).first()
             if found is not None:
@@ -97,7 +125,7 @@ async def submit(state, who, answers: dict, key: str | None, body_hash: str) -> 
     try:
         existing = await asyncio.wrap_future(state.db.submit_write(store))
     except IntegrityError:              # the same key, committed meanwhile by a concurrent request
-        existing = await anyio.to_thread.run_sync(_by_key, state, who.id, key)
+        existing = await anyio.to_thread.run_sync(_by_key, state, who.id, key or "")
     if existing is not None:
         if existing.body_hash != body_hash:
             raise APIError(422, "this Idempotency-Key was used for a different request",
@@ -118,7 +146,7 @@ async def submit(state, who, answers: dict, key: str | None, body_hash: str) -> 
     return 201, view
 
 
-def _by_key(state, user_id: int, key: str):
+def _by_key(state: State, user_id: int, key: str) -> Record:
     with state.db.read() as conn:
         found = conn.execute(select(Submission.id, Submission.body_hash).where(
             Submission.user_id == user_id, Submission.idempotency_key == key)).first()
@@ -127,17 +155,17 @@ def _by_key(state, user_id: int, key: str):
     return found
 
 
-def _deadline(state, answers) -> float:
+def _deadline(state: State, answers: dict[str, object]) -> float:
     """The watchdog's: the engine's own limit per answer, and some slack."""
     return state.settings.timeout_s * max(1, len(answers)) + 10
 
 
-def _check(obj: dict, answers: dict) -> None:
+def _check(obj: JSON, answers: dict[str, object]) -> None:
     if len(obj["results"]) != len(answers):     # the engine answers each once, in order
         raise RuntimeError("the engine did not return one result per answer")
 
 
-def _one_by_one(state, learner: str, answers: dict, failure: TaskFailed) -> dict:
+def _one_by_one(state: State, learner: str, answers: dict[str, object], failure: TaskFailed) -> JSON:
     """The whole submission's check was killed (or its worker died): each answer alone, so
     that only the one past its limits gets 0 as too complex."""
     if failure.reason == "closed":
@@ -152,23 +180,23 @@ def _one_by_one(state, learner: str, answers: dict, failure: TaskFailed) -> dict
     return state.engine.assemble(learner, results)
 
 
-def grade(state, learner: str, answers: dict) -> dict:
+def grade(state: State, learner: str, answers: dict[str, object]) -> JSON:
     """The submission's object, graded in a worker (from a thread: recovery, replays)."""
     try:
-        obj = state.pool.call(("grade", learner, answers), _deadline(state, answers))
+        obj: JSON = state.pool.call(("grade", learner, answers), _deadline(state, answers))
     except TaskFailed as e:
         obj = _one_by_one(state, learner, answers, e)
     _check(obj, answers)
     return obj
 
 
-def record(state, sub_id: str, rows: list[dict], obj: dict) -> bool:
+def record(state: State, sub_id: str, rows: list[JSON], obj: JSON) -> bool:
     """Store the grades (once: False if the submission was graded meanwhile)."""
     with state.db.write() as conn:
         return _record(conn, sub_id, rows, obj)
 
 
-def _record(conn, sub_id: str, rows: list[dict], obj: dict) -> bool:
+def _record(conn: Connection, sub_id: str, rows: list[JSON], obj: JSON) -> bool:
     n = conn.execute(GRADED, {"b_sid": sub_id, "b_at": now(), "b_score": float(obj["score"]),
                               "b_max": float(obj["max_score"]), "b_pending": float(obj.get("pending_points") or 0),
                               "b_unanswered": obj.get("unanswered")}).rowcount
@@ -177,7 +205,7 @@ def _record(conn, sub_id: str, rows: list[dict], obj: dict) -> bool:
     return bool(n)
 
 
-def update_answers(conn, graded: list) -> None:
+def update_answers(conn: Connection, graded: list[tuple[str, JSON]]) -> None:
     """Store each (answer id, per-answer object) as that answer's grade."""
     params = [{"b_id": aid, "status": r.get("status"), "correct": r.get("correct"),
                "score": float(r.get("score") or 0), "max_score": float(r.get("max_score") or 0),
@@ -187,12 +215,12 @@ def update_answers(conn, graded: list) -> None:
         conn.execute(UPDATE_ANSWER, params)
 
 
-def _stored_answers(conn, sub_id: str) -> list:
+def _stored_answers(conn: Connection, sub_id: str) -> Sequence[Record]:
     return conn.execute(select(Answer.id, Answer.problem_id, Answer.raw).where(Answer.submission_id == sub_id)
                         .order_by(Answer.position)).all()
 
 
-def grade_stored(state, sub_id: str, learner: str) -> None:
+def grade_stored(state: State, sub_id: str, learner: str) -> None:
     """Grade a submission that was stored but not graded."""
     with state.db.read() as conn:
         stored = _stored_answers(conn, sub_id)
@@ -201,7 +229,7 @@ def grade_stored(state, sub_id: str, learner: str) -> None:
     record(state, sub_id, [{"id": a.id} for a in stored], obj)
 
 
-def replay(state, sub_id: str) -> dict:
+def replay(state: State, sub_id: str) -> JSON:
     """The stored submission of a repeated Idempotency-Key (graded now if it was not yet)."""
     with state.db.read() as conn:
         row = conn.execute(select(Submission.status, User.login).join(User, User.id == Submission.user_id)
@@ -212,22 +240,35 @@ def replay(state, sub_id: str) -> dict:
         return load(conn, sub_id)
 
 
-def recover(state) -> int:
+RECOVERY_TRIES = 3      # a stored submission that cannot be graded at start-up: tries before it is failed
+
+
+def recover(state: State) -> int:
     """At start-up: grade every submission stored but not graded by the last run."""
     with state.db.read() as conn:
         todo = conn.execute(select(Submission.id, User.login).join(User, User.id == Submission.user_id)
                             .where(Submission.status == "received").order_by(Submission.created_at)).all()
     for sub_id, login in todo:
-        try:
-            grade_stored(state, sub_id, login)
-        except Exception:
-            log.exception("grading stored submission %s", sub_id)
+        for attempt in range(1, RECOVERY_TRIES + 1):
+            try:
+                grade_stored(state, sub_id, login)
+                break
+            except Exception as e:
+                log.exception("grading stored submission %s (try %d of %d)", sub_id, attempt, RECOVERY_TRIES)
+                why = f"{type(e).__name__}: {e}"[:500]
+        else:       # never again: a request that stops grading cannot stop it at every start
+            with state.db.write() as conn:
+                conn.execute(update(S).where(S.c.id == sub_id, S.c.status == "received")
+                             .values(status="failed", graded_at=now()))
+            log.error("stored submission %s could not be graded in %d tries (%s); it is marked failed",
+                      sub_id, RECOVERY_TRIES, why)
     if todo:
         log.warning("%d submission(s) stored but not graded by the last run were graded", len(todo))
     return len(todo)
 
 
-def latest_reviews(conn, answer_ids=None, user_id=None) -> dict[str, dict]:
+def latest_reviews(conn: Connection, answer_ids: Iterable[str] | None = None,
+                   user_id: int | None = None) -> dict[str, JSON]:
     """The review that counts (the latest) of each reviewed answer."""
     q = (select(Review.answer_id, Review.score, Review.comment, Review.created_at, User.login)
          .join(User, User.id == Review.reviewer_id).order_by(Review.created_at, Review.id))
@@ -239,7 +280,7 @@ def latest_reviews(conn, answer_ids=None, user_id=None) -> dict[str, dict]:
             for r in conn.execute(q)}
 
 
-def load(conn, sub_id: str, *, owner: int | None = None) -> dict:
+def load(conn: Connection, sub_id: str, *, owner: int | None = None) -> JSON:
     """A stored submission's object; ``owner``: only if it is that user's (else 404, as if it
     did not exist)."""
     q = (select(Submission.id, Submission.source, Submission.status, Submission.created_at, Submission.graded_at,
@@ -267,15 +308,10 @@ def load(conn, sub_id: str, *, owner: int | None = None) -> dict:
             "unanswered": sub.unanswered}
 
 
-def _num(x):
-    """2.0 -> 2, as the engine's JSON writes scores."""
-    if x is None:
-        return None
-    i = int(x)
-    return i if i == x else x
+_num = json_number
 
 
-def insert_graded(conn, user_id: int, obj: dict, source: str, created=None) -> str:
+def insert_graded(conn: Connection, user_id: int, obj: JSON, source: str, created: datetime | None = None) -> str:
     """A submission graded elsewhere (a code job, a batch), stored with its grades."""
     sub_id, created = new_id(), created or now()
     conn.execute(insert(S).values(id=sub_id, user_id=user_id, body_hash="", source=source, status="graded",

@@ -17,13 +17,17 @@ import itertools
 import logging
 import multiprocessing as mp
 import os
+import pickle
 import resource
 import signal
 import threading
 import time
 from collections import deque
-from concurrent.futures import Future
-from multiprocessing.connection import wait
+from collections.abc import Callable
+from concurrent.futures import Future, InvalidStateError
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import ForkServerContext
+from typing import Any
 
 log = logging.getLogger("grader.serve")
 PRELOAD = ["grader.serve.engine", "sympy"]     # the engine (grader.api and what it imports), imported once
@@ -37,7 +41,7 @@ class TaskFailed(Exception):
         self.reason = reason        # "timeout" | "died" | "error" | "closed"
 
 
-def context():
+def context() -> ForkServerContext:
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(PRELOAD)
     return ctx
@@ -61,7 +65,8 @@ def die_with_parent() -> None:
         pass
 
 
-def _main(conn, init, init_args, handler, memory_mb: int) -> None:
+def _main(conn: Connection, init: Callable[..., None], init_args: tuple[Any, ...], handler: Callable[[Any], Any],
+          memory_mb: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
     try:
@@ -92,18 +97,33 @@ def _main(conn, init, init_args, handler, memory_mb: int) -> None:
             out = ("error", f"{type(e).__name__}: {e}"[:500])
         try:
             conn.send((tid, out))
-        except (MemoryError, ValueError, TypeError) as e:
+        except Exception as e:     # MemoryError, a result too deep or not picklable: this task's failure only
             conn.send((tid, ("error", f"result could not be sent: {type(e).__name__}")))
 
 
+def _resolve(fut: Future[Any], value: Any) -> None:
+    try:
+        fut.set_result(value)
+    except InvalidStateError:      # cancelled by its caller meanwhile
+        pass
+
+
+def _fail(fut: Future[Any], error: BaseException) -> None:
+    try:
+        fut.set_exception(error)
+    except InvalidStateError:
+        pass
+
+
 class _Worker:
-    def __init__(self, ctx, init, init_args, handler, memory_mb):
+    def __init__(self, ctx: ForkServerContext, init: Callable[..., None], init_args: tuple[Any, ...],
+                 handler: Callable[[Any], Any], memory_mb: int) -> None:
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_main, args=(child, init, init_args, handler, memory_mb), daemon=True)
         self.proc.start()
         child.close()
         self.ready = False
-        self.task = None            # (tid, future, deadline)
+        self.task: tuple[int, Future[Any], float] | None = None     # (tid, future, deadline)
         self.retire = False
 
     def kill(self) -> None:
@@ -118,11 +138,12 @@ class _Worker:
 class WorkerPool:
     """``submit(payload, deadline_s) -> Future`` of ``handler(payload)`` in a worker process."""
 
-    def __init__(self, init, init_args: tuple, handler, *, processes: int = 2, memory_mb: int = 1024, ctx=None):
+    def __init__(self, init: Callable[..., None], init_args: tuple[Any, ...], handler: Callable[[Any], Any], *,
+                 processes: int = 2, memory_mb: int = 1024, ctx: ForkServerContext | None = None) -> None:
         self._ctx = ctx or context()
         self._init, self._init_args, self._handler = init, init_args, handler
         self._n, self._memory_mb = max(1, processes), memory_mb
-        self._queue: deque = deque()
+        self._queue: deque[tuple[int, Any, float, Future[Any]]] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self._wake_r, self._wake_w = os.pipe()
@@ -143,8 +164,8 @@ class WorkerPool:
         if self.broken:
             raise RuntimeError(f"the grading workers cannot start: {self.broken}")
 
-    def submit(self, payload, deadline_s: float) -> Future:
-        fut: Future = Future()
+    def submit(self, payload: Any, deadline_s: float) -> Future[Any]:
+        fut: Future[Any] = Future()
         if self._closed or self.broken:
             fut.set_exception(TaskFailed("closed", self.broken or "the service is stopping"))
             return fut
@@ -153,7 +174,7 @@ class WorkerPool:
         self._wake()
         return fut
 
-    def call(self, payload, deadline_s: float):
+    def call(self, payload: Any, deadline_s: float) -> Any:
         """``submit`` and wait: the handler's result, or :class:`TaskFailed`."""
         return self.submit(payload, deadline_s).result(timeout=deadline_s + 600)
 
@@ -166,7 +187,7 @@ class WorkerPool:
     def ready_workers(self) -> int:
         return sum(1 for w in self._workers if w.ready)
 
-    def recycle(self, init_args: tuple) -> None:
+    def recycle(self, init_args: tuple[Any, ...]) -> None:
         """Replace every worker by one started with ``init_args`` (a reloaded bank); a worker
         busy with a task finishes it first."""
         with self._lock:
@@ -192,7 +213,7 @@ class WorkerPool:
         with self._lock:
             pending, self._queue = list(self._queue), deque()
         for _, _, _, fut in pending:
-            fut.set_exception(TaskFailed("closed", "the service is stopping"))
+            _fail(fut, TaskFailed("closed", "the service is stopping"))
         os.close(self._wake_r)
         os.close(self._wake_w)
 
@@ -210,31 +231,49 @@ class WorkerPool:
     def _replace(self, w: _Worker, reason: str, detail: str) -> None:
         w.kill()
         if w.task:
-            w.task[1].set_exception(TaskFailed(reason, detail))
+            _fail(w.task[1], TaskFailed(reason, detail))
             w.task = None
         if not self._closed:
             self._workers[self._workers.index(w)] = self._spawn()
 
     def _loop(self) -> None:
+        """The dispatcher. Nothing a task holds can stop it: a task that cannot be handed over
+        (or whose handling raises anything) fails alone (:meth:`_step`), and the loop goes on."""
         while not self._closed:
-            self._assign()
-            now = time.monotonic()
-            deadlines = [w.task[2] for w in self._workers if w.task]
-            timeout = max(0.0, min(deadlines) - now) if deadlines else 1.0
-            conns = [w.conn for w in self._workers] + [w.proc.sentinel for w in self._workers]
             try:
-                ready = wait([self._wake_r, *conns], timeout=min(timeout, 1.0))
-            except OSError:
-                ready = []
-            if self._wake_r in ready:
-                try:
-                    os.read(self._wake_r, 4096)
-                except OSError:
-                    pass
-            for w in list(self._workers):
-                self._service(w, ready)
+                self._step()
+            except Exception:       # a bug here: logged; the tasks in flight are failed, never lost
+                log.exception("the grading dispatcher")
+                self._fail_all("the grading dispatcher failed; try again")
+                time.sleep(0.05)
 
-    def _service(self, w: _Worker, ready) -> None:
+    def _fail_all(self, why: str) -> None:
+        for w in list(self._workers):
+            if w.task:
+                try:
+                    self._replace(w, "error", why)     # its task fails with it
+                except Exception:
+                    log.exception("replacing a grading worker")
+
+    def _step(self) -> None:
+        self._assign()
+        now = time.monotonic()
+        deadlines = [w.task[2] for w in self._workers if w.task]
+        timeout = max(0.0, min(deadlines) - now) if deadlines else 1.0
+        conns = [w.conn for w in self._workers] + [w.proc.sentinel for w in self._workers]
+        try:
+            ready = wait([self._wake_r, *conns], timeout=min(timeout, 1.0))
+        except OSError:
+            ready = []
+        if self._wake_r in ready:
+            try:
+                os.read(self._wake_r, 4096)
+            except OSError:
+                pass
+        for w in list(self._workers):
+            self._service(w, ready)
+
+    def _service(self, w: _Worker, ready: list[Any]) -> None:
         if w.conn in ready:
             try:
                 while w.conn.poll():
@@ -253,9 +292,9 @@ class WorkerPool:
                         fut = w.task[1]
                         w.task = None
                         if status == "ok":
-                            fut.set_result(value)
+                            _resolve(fut, value)
                         else:
-                            fut.set_exception(TaskFailed("memory" if value == "memory" else "error", value))
+                            _fail(fut, TaskFailed("memory" if value == "memory" else "error", value))
             except (EOFError, OSError):
                 self._replace(w, "died", "the worker process died")
                 return
@@ -280,7 +319,7 @@ class WorkerPool:
         with self._lock:
             pending, self._queue = list(self._queue), deque()
         for _, _, _, fut in pending:
-            fut.set_exception(TaskFailed("closed", why))
+            _fail(fut, TaskFailed("closed", why))
 
     def _assign(self) -> None:
         for w in self._workers:
@@ -294,8 +333,13 @@ class WorkerPool:
                 tid, payload, deadline_s, fut = self._queue.popleft()
             if not fut.set_running_or_notify_cancel():
                 continue
+            try:        # pickled whole before a byte is written: a payload that cannot be is never sent
+                data = pickle.dumps((tid, payload), protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as e:      # too deep (RecursionError), not picklable: this task fails alone
+                _fail(fut, TaskFailed("error", f"the task could not be handed to a worker ({type(e).__name__})"))
+                continue
             w.task = (tid, fut, time.monotonic() + deadline_s)
             try:
-                w.conn.send((tid, payload))
+                w.conn.send_bytes(data)
             except (OSError, ValueError):
                 self._replace(w, "died", "the worker process died")

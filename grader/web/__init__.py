@@ -5,11 +5,15 @@ and the API (their JSON twin) cannot disagree. See docs/web.md."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 STATIC = Path(__file__).parent / "static"
 
 
-def install(app) -> None:
+def install(app: FastAPI) -> None:
     """Mount the pages, their static files and their error pages on the service's app."""
     from fastapi.responses import RedirectResponse
     from fastapi.staticfiles import StaticFiles
@@ -24,5 +28,5 @@ def install(app) -> None:
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)
-    def home():
+    def home() -> RedirectResponse:
         return RedirectResponse("/learn", status_code=303)

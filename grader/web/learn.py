@@ -9,12 +9,16 @@ import asyncio
 import hashlib
 import json
 import secrets
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, Form, Request, UploadFile
+from fastapi.responses import Response
 from sqlalchemy import select
 
-from grader.db.models import Answer
+from grader.db.models import Answer, Record
 from grader.serve import gradebook, store
+from grader.serve.auth import Principal
 from grader.serve.errors import APIError
 from grader.serve.workers import TaskFailed
 
@@ -23,17 +27,20 @@ from .render import page, redirect
 from .session import (SESSION, SESSION_S, PageError, as_page_error, check_csrf, page_user, session_value, set_cookie,
                       sign_in)
 
+if TYPE_CHECKING:
+    from grader.serve.app import State
+
 router = APIRouter(include_in_schema=False)
 MAX_ANSWER = 10_000
 
 
 @router.get("/learn/login")
-def login_form(request: Request):
+def login_form(request: Request) -> Response:
     return page(request, "login.html", error=None)
 
 
 @router.post("/learn/login", dependencies=[Depends(check_csrf)])
-async def login(request: Request, token: str = Form("", max_length=300)):
+async def login(request: Request, token: str = Form("", max_length=300)) -> Response:
     found = await sign_in(request, token)
     if found is None:
         return page(request, "login.html", status=401, error="That token is not valid (or was revoked).")
@@ -44,14 +51,14 @@ async def login(request: Request, token: str = Form("", max_length=300)):
 
 
 @router.post("/logout", dependencies=[Depends(check_csrf)])
-def logout(request: Request):
+def logout(request: Request) -> Response:
     resp = redirect("/learn/login")
     resp.delete_cookie(SESSION, path="/")
     return resp
 
 
 @router.get("/learn")
-def exercises(request: Request, who=Depends(page_user)):
+def exercises(request: Request, who: Principal = Depends(page_user)) -> Response:
     st = service.state(request)
     with st.db.read() as conn:
         row = gradebook.rows(conn, st.engine, st.settings.policy, user_id=who.id)[0]
@@ -60,7 +67,7 @@ def exercises(request: Request, who=Depends(page_user)):
     return page(request, "learn_index.html", who=who, items=items, row=row)
 
 
-def _attempts(st, who, problem_id: str) -> list:
+def _attempts(st: State, who: Principal, problem_id: str) -> Sequence[Record]:
     with st.db.read() as conn:
         return conn.execute(select(Answer.submission_id, Answer.raw, Answer.created_at, Answer.score, Answer.max_score,
                                    Answer.status, Answer.feedback, Answer.result)
@@ -68,8 +75,9 @@ def _attempts(st, who, problem_id: str) -> list:
                             .order_by(Answer.created_at.desc()).limit(50)).all()
 
 
-def _exercise(request: Request, who, problem_id: str, *, result=None, job=None, error=None, answer="",
-              status: int = 200):
+def _exercise(request: Request, who: Principal, problem_id: str, *, result: dict[str, Any] | None = None,
+              job: dict[str, Any] | None = None, error: str | None = None, answer: str = "",
+              status: int = 200) -> Response:
     st = service.state(request)
     p = st.engine.get(problem_id)
     if p is None:
@@ -84,7 +92,7 @@ def _exercise(request: Request, who, problem_id: str, *, result=None, job=None, 
 
 
 @router.get("/learn/exercise/{problem_id:path}")
-def exercise(problem_id: str, request: Request, s: str | None = None, who=Depends(page_user)):
+def exercise(problem_id: str, request: Request, s: str | None = None, who: Principal = Depends(page_user)) -> Response:
     st = service.state(request)
     result = None
     if s:
@@ -99,14 +107,14 @@ def exercise(problem_id: str, request: Request, s: str | None = None, who=Depend
 
 @router.post("/learn/exercise/{problem_id:path}", dependencies=[Depends(check_csrf)])
 async def submit(problem_id: str, request: Request, answer: str = Form("", max_length=MAX_ANSWER),
-                 nonce: str = Form("", max_length=64), who=Depends(page_user)):
+                 nonce: str = Form("", max_length=64), who: Principal = Depends(page_user)) -> Response:
     st = service.state(request)
     kind = st.engine.kind(problem_id)
     if kind is None or kind == "code":
         raise PageError(404, "No such exercise.")
     if not answer.strip():
         return _exercise(request, who, problem_id, error="Write an answer first.", status=422)
-    answers = {problem_id: answer}
+    answers: dict[str, object] = {problem_id: answer}
     body_hash = hashlib.sha256(json.dumps({"answers": answers}, ensure_ascii=False).encode()).hexdigest()
     try:
         with st.busy(who.id):
@@ -118,7 +126,7 @@ async def submit(problem_id: str, request: Request, answer: str = Form("", max_l
 
 @router.post("/learn/validate", dependencies=[Depends(check_csrf)])
 async def validate(request: Request, problem: str = Form(..., max_length=200),
-                   answer: str = Form("", max_length=MAX_ANSWER), who=Depends(page_user)):
+                   answer: str = Form("", max_length=MAX_ANSWER), who: Principal = Depends(page_user)) -> Response:
     """The live reading (htmx, as the learner types): the same task as POST /api/v1/validate."""
     st = service.state(request)
     kind = st.engine.kind(problem)
@@ -137,7 +145,7 @@ async def validate(request: Request, problem: str = Form(..., max_length=200),
 
 
 @router.post("/learn/code/{problem_id:path}", dependencies=[Depends(check_csrf)])
-async def code(problem_id: str, request: Request, file: UploadFile, who=Depends(page_user)):
+async def code(problem_id: str, request: Request, file: UploadFile, who: Principal = Depends(page_user)) -> Response:
     try:
         job = await service.code_submission(request, problem_id, file, who)
     except APIError as e:
@@ -146,12 +154,12 @@ async def code(problem_id: str, request: Request, file: UploadFile, who=Depends(
 
 
 @router.get("/learn/jobs/{job_id}")
-def job_page(job_id: str, request: Request, who=Depends(page_user)):
+def job_page(job_id: str, request: Request, who: Principal = Depends(page_user)) -> Response:
     job = service.job(request, job_id, who)
     return page(request, "learn_job.html", who=who, job=job)
 
 
 @router.get("/learn/jobs/{job_id}/status")
-def job_status(job_id: str, request: Request, who=Depends(page_user)):
+def job_status(job_id: str, request: Request, who: Principal = Depends(page_user)) -> Response:
     job = service.job(request, job_id, who)
     return page(request, "_job.html", who=who, job=job)

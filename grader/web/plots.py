@@ -3,10 +3,16 @@ display); text stays text in the SVG (searchable, read by screen readers)."""
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 import re
+from collections.abc import Callable
+from typing import Any
 
 
-def _svg(fig, title: str) -> str:
+def _svg(fig: Figure, title: str) -> str:
     import matplotlib
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "grader"}):
@@ -21,12 +27,12 @@ def _attr(text: str) -> str:
     return (text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
-def _figure(w: float, h: float):
+def _figure(w: float, h: float) -> Figure:
     from matplotlib.figure import Figure
     return Figure(figsize=(w, h), dpi=96)
 
 
-def distribution(points: float, distribution: list[dict], title: str) -> str:
+def distribution(points: float, distribution: list[dict[str, Any]], title: str) -> str:
     """A bar per score: how many learners have it (the gradebook's policy)."""
     fig = _figure(6, 2.8)
     ax = fig.add_subplot()
@@ -37,14 +43,18 @@ def distribution(points: float, distribution: list[dict], title: str) -> str:
     ax.set_xlabel("score (points)")
     ax.set_ylabel("learners")
     ax.set_xlim(-width, max(points, max(xs, default=0)) + width)
-    ax.yaxis.get_major_locator().set_params(integer=True)
+    from matplotlib.ticker import MaxNLocator
+    locator = ax.yaxis.get_major_locator()
+    if isinstance(locator, MaxNLocator):    # the default AutoLocator: whole learners only
+        locator.set_params(integer=True)
     ax.set_title(title, fontsize=10)
     for s in ("top", "right"):
         ax.spines[s].set_visible(False)
     return _svg(fig, title)
 
 
-def crossover(d: int, projections, attention, n_exact, n_text, title: str) -> str:
+def crossover(d: int, projections: Callable[[float], float], attention: Callable[[float], float], n_exact: int,
+              n_text: int, title: str) -> str:
     """FLOPs of the projections and of attention against n at one d; the exact crossover and
     the text's, as vertical lines. ``projections``, ``attention``: callables of n."""
     import numpy as np

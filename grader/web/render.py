@@ -3,13 +3,18 @@ error pages."""
 from __future__ import annotations
 
 import re
+import math
 from functools import lru_cache
+from typing import Any
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from fastapi import Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment
 from markupsafe import Markup, escape
+
+from grader.api import json_number
 
 from .session import CSRF, PageError, csrf_cookie, csrf_token, set_cookie
 
@@ -24,7 +29,7 @@ HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", 
 
 
 @lru_cache(maxsize=1)
-def env():
+def env() -> Environment:
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     e = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True),
                     trim_blocks=True, lstrip_blocks=True)
@@ -34,15 +39,16 @@ def env():
     return e
 
 
-def num(x) -> str:
+def num(x: object) -> str:
     if x is None:
         return ""
-    if isinstance(x, float) and x.is_integer():
-        x = int(x)
+    if isinstance(x, float) and math.isfinite(x):
+        x = json_number(x)      # 2.0 -> 2
     return f"{x:,}" if isinstance(x, int) else f"{x:g}" if isinstance(x, float) else str(x)
 
 
-def page(request: Request, template: str, status: int = 200, headers: dict | None = None, **ctx) -> HTMLResponse:
+def page(request: Request, template: str, status: int = 200, headers: dict[str, str] | None = None,
+         **ctx: Any) -> HTMLResponse:
     ctx.setdefault("who", getattr(request.state, "who", None))
     ctx["csrf"] = csrf_token(request)
     html = env().get_template(template).render(request=request, **ctx)
@@ -57,7 +63,9 @@ def redirect(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303, headers=HEADERS)
 
 
-async def page_error(request: Request, e: PageError):
+async def page_error(request: Request, e: Exception) -> Response:
+    if not isinstance(e, PageError):     # installed for PageError only
+        raise e
     if e.status == 401:
         return redirect("/learn/login")
     csrf_cookie(request)
@@ -77,7 +85,7 @@ _ENTITY = re.compile(r"&([A-Za-z][A-Za-z0-9]{1,31});")
 _XML_ENTITIES = {"lt", "gt", "amp", "quot", "apos"}
 
 
-def _entity(m) -> str:
+def _entity(m: re.Match[str]) -> str:
     """HTML's named entities (SymPy writes &InvisibleTimes;) as characters; XML's five kept."""
     from html.entities import html5
     name = m.group(1)

@@ -19,6 +19,7 @@ import secrets
 import time
 
 import anyio
+from starlette.responses import Response
 from fastapi import Request
 
 from grader.serve.auth import PREFIX, Principal, lookup_hash, token_hash
@@ -31,7 +32,7 @@ SESSION_S = 12 * 3600
 class PageError(Exception):
     """An error shown as a page (status, message); 401 sends the browser to sign in."""
 
-    def __init__(self, status: int, message: str, headers: dict | None = None):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status, self.message, self.headers = status, message, headers or {}
 
@@ -68,7 +69,7 @@ def _session_digest(request: Request) -> str | None:
     return digest
 
 
-def set_cookie(response, name: str, value: str, max_age: int | None = None) -> None:
+def set_cookie(response: Response, name: str, value: str, max_age: int | None = None) -> None:
     response.set_cookie(name, value, max_age=max_age, httponly=True, samesite="strict", path="/",
                         secure=False)   # the service listens on 127.0.0.1 behind a TLS proxy (docs/service.md)
 
@@ -95,7 +96,8 @@ async def check_csrf(request: Request) -> None:
     sent = request.headers.get("x-csrf-token")
     if sent is None:
         form = await request.form()
-        sent = form.get("csrf")
+        field = form.get("csrf")
+        sent = field if isinstance(field, str) else None
     expected = _sign(secret(request), "csrf:" + cookie)[:40] if len(cookie) == 43 else None
     if not expected or not isinstance(sent, str) or not hmac.compare_digest(sent, expected):
         raise PageError(403, "This form has expired or did not come from this site (no valid CSRF token). "
@@ -129,6 +131,7 @@ async def page_user(request: Request) -> Principal:
     if wait:
         raise PageError(429, f"Too many requests; retry in {wait:.1f} s.",
                         {"Retry-After": str(max(1, math.ceil(wait)))})
+    assert isinstance(who, Principal)
     return who
 
 

@@ -11,7 +11,9 @@ import threading
 from pathlib import Path
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
+
+from grader.serve.auth import Principal
 
 from .render import HEADERS, page
 from .session import page_instructor
@@ -21,9 +23,11 @@ TIMEOUT_S = 900
 
 
 class SpecReport:
-    def __init__(self, spec: str | None):
-        self.spec, self.html, self.error = spec, None, None
-        self._thread = None
+    def __init__(self, spec: str | None) -> None:
+        self.spec = spec
+        self.html: str | None = None
+        self.error: str | None = None
+        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -58,7 +62,7 @@ def _report(request: Request) -> SpecReport:
 
 
 @router.get("/spec")
-def spec_page(request: Request, who=Depends(page_instructor)):
+def spec_page(request: Request, who: Principal = Depends(page_instructor)) -> Response:
     rep = _report(request)
     if rep.html is not None:
         return HTMLResponse(rep.html, headers=HEADERS)
@@ -67,7 +71,7 @@ def spec_page(request: Request, who=Depends(page_instructor)):
 
 
 @router.get("/spec/status")
-def spec_status(request: Request, who=Depends(page_instructor)):
+def spec_status(request: Request, who: Principal = Depends(page_instructor)) -> Response:
     rep = _report(request)
-    headers = {"HX-Refresh": "true"} if rep.html is not None else {}
+    headers: dict[str, str] = {"HX-Refresh": "true"} if rep.html is not None else {}
     return page(request, "_spec_status.html", who=who, error=rep.error, headers=headers)

@@ -2,22 +2,28 @@
 its score distribution plotted, a learner, a batch upload and a regrade with their jobs."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from fastapi import APIRouter, Depends, Request, UploadFile
 from fastapi.responses import Response
 from sqlalchemy import select
 
 from grader.db.models import Answer, User
 from grader.serve import gradebook
+from grader.serve.auth import Principal
 from grader.serve.errors import APIError
 
 from . import plots, service
 from .render import HEADERS, page, redirect
 from .session import PageError, as_page_error, check_csrf, page_instructor
 
+if TYPE_CHECKING:
+    from grader.serve.app import State
+
 router = APIRouter(include_in_schema=False)
 
 
-def sort_rows(table: list[dict], key: str, order: str) -> list[dict]:
+def sort_rows(table: list[dict[str, Any]], key: str, order: str) -> list[dict[str, Any]]:
     """Rows by learner, name, total or one problem's score (unanswered last either way)."""
     reverse = order == "desc"
     if key in ("learner", "name"):
@@ -29,7 +35,8 @@ def sort_rows(table: list[dict], key: str, order: str) -> list[dict]:
     return sorted(have, key=lambda r: float(r["problems"][key]["score"]), reverse=reverse) + rest
 
 
-def gradebook_html(request: Request, st, table: list[dict], sort: str, order: str, who=None) -> str:
+def gradebook_html(request: Request, st: State, table: list[dict[str, Any]], sort: str, order: str,
+                   who: Principal | None = None) -> str:
     from .render import env
     from .session import csrf_token
     problems = [p.id for p in st.engine.problems]
@@ -37,13 +44,14 @@ def gradebook_html(request: Request, st, table: list[dict], sort: str, order: st
         sort = "learner"
     order = "desc" if order == "desc" else "asc"
     rows = sort_rows(table, sort, order)
-    return env().get_template("staff_gradebook.html").render(
+    html: str = env().get_template("staff_gradebook.html").render(
         request=request, who=who, csrf=csrf_token(request), rows=rows, problems=problems, sort=sort, order=order,
         policy=st.settings.policy, total=st.engine.total)
+    return html
 
 
 @router.get("/staff")
-def gradebook_page(request: Request, sort: str = "learner", order: str = "asc", who=Depends(page_instructor)):
+def gradebook_page(request: Request, sort: str = "learner", order: str = "asc", who: Principal = Depends(page_instructor)) -> Response:
     st = service.state(request)
     with st.db.read() as conn:
         table = gradebook.rows(conn, st.engine, st.settings.policy)
@@ -53,7 +61,7 @@ def gradebook_page(request: Request, sort: str = "learner", order: str = "asc", 
 
 
 @router.get("/staff/gradebook.csv")
-def gradebook_csv(request: Request, who=Depends(page_instructor)):
+def gradebook_csv(request: Request, who: Principal = Depends(page_instructor)) -> Response:
     st = service.state(request)
     with st.db.read() as conn:
         table = gradebook.rows(conn, st.engine, st.settings.policy)
@@ -62,7 +70,7 @@ def gradebook_csv(request: Request, who=Depends(page_instructor)):
 
 
 @router.get("/staff/problems/{problem_id:path}")
-def problem_page(problem_id: str, request: Request, who=Depends(page_instructor)):
+def problem_page(problem_id: str, request: Request, who: Principal = Depends(page_instructor)) -> Response:
     st = service.state(request)
     p = st.engine.get(problem_id)
     if p is None:
@@ -76,7 +84,7 @@ def problem_page(problem_id: str, request: Request, who=Depends(page_instructor)
 
 
 @router.get("/staff/learners/{login}")
-def learner_page(login: str, request: Request, who=Depends(page_instructor)):
+def learner_page(login: str, request: Request, who: Principal = Depends(page_instructor)) -> Response:
     st = service.state(request)
     with st.db.read() as conn:
         uid = conn.execute(select(User.id).where(User.login == login[:200], User.role == "learner")).scalar()
@@ -91,12 +99,12 @@ def learner_page(login: str, request: Request, who=Depends(page_instructor)):
 
 
 @router.get("/staff/batch")
-def batch_form(request: Request, who=Depends(page_instructor)):
+def batch_form(request: Request, who: Principal = Depends(page_instructor)) -> Response:
     return page(request, "staff_batch.html", who=who, error=None)
 
 
 @router.post("/staff/batch", dependencies=[Depends(check_csrf)])
-async def batch(request: Request, file: UploadFile, who=Depends(page_instructor)):
+async def batch(request: Request, file: UploadFile, who: Principal = Depends(page_instructor)) -> Response:
     try:
         job = await service.batch(request, file, who)
     except APIError as e:
@@ -105,7 +113,7 @@ async def batch(request: Request, file: UploadFile, who=Depends(page_instructor)
 
 
 @router.post("/staff/regrade", dependencies=[Depends(check_csrf)])
-def regrade(request: Request, who=Depends(page_instructor)):
+def regrade(request: Request, who: Principal = Depends(page_instructor)) -> Response:
     try:
         job = service.regrade(request, who)
     except APIError as e:
@@ -114,10 +122,10 @@ def regrade(request: Request, who=Depends(page_instructor)):
 
 
 @router.get("/staff/jobs/{job_id}")
-def job_page(job_id: str, request: Request, who=Depends(page_instructor)):
+def job_page(job_id: str, request: Request, who: Principal = Depends(page_instructor)) -> Response:
     return page(request, "staff_job.html", who=who, job=service.job(request, job_id, who))
 
 
 @router.get("/staff/jobs/{job_id}/status")
-def job_status(job_id: str, request: Request, who=Depends(page_instructor)):
+def job_status(job_id: str, request: Request, who: Principal = Depends(page_instructor)) -> Response:
     return page(request, "_staff_job.html", who=who, job=service.job(request, job_id, who))

@@ -2,34 +2,39 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from ..errors import APIError
 
+if TYPE_CHECKING:
+    from ..app import State
 
-def state(request: Request):
-    return request.app.state.grader
+
+def state(request: Request) -> State:
+    st: State = request.app.state.grader
+    return st
 
 
-def dumps(obj) -> bytes:
+def dumps(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
 
 
 class FastJSON(JSONResponse):
     """JSON without a second validation pass (the objects are the engine's, already plain)."""
 
-    def render(self, content) -> bytes:
+    def render(self, content: Any) -> bytes:
         return dumps(content)
 
 
-def _reject_constant(name: str):
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def _pairs(pairs):
-    seen = {}
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
     for k, v in pairs:
         if k in seen:
             raise APIError(422, f"{k!r} is given more than once; neither copy counts", location=f"body.{k}")

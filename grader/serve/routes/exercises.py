@@ -2,6 +2,9 @@
 never a reference, a mistake or a solution."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 from fastapi import APIRouter, Depends, Request
 
 from ..auth import Principal, current_user
@@ -10,14 +13,19 @@ from ..schemas import ERRORS, Exercise
 from ..store import attempts_used
 from .common import FastJSON, state
 
+if TYPE_CHECKING:
+    from grader.api import BankProblem
+
+    from ..app import State
+
 router = APIRouter(tags=["exercises"], responses=ERRORS)
 
 
-def _plain(row: dict) -> dict:
+def _plain(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if v is not None}
 
 
-def _rows(st, who: Principal, problems) -> list[dict]:
+def _rows(st: State, who: Principal, problems: Iterable[BankProblem]) -> list[dict[str, Any]]:
     learner = None if who.instructor else who.login
     rows = [st.engine.exercise(p, learner) for p in problems]
     if not who.instructor:
@@ -33,14 +41,14 @@ def _rows(st, who: Principal, problems) -> list[dict]:
 
 @router.get("/exercises", response_model=list[Exercise], response_model_exclude_none=True,
             summary="The problems, each as this learner sees it")
-def list_exercises(request: Request, who: Principal = Depends(current_user)):
+def list_exercises(request: Request, who: Principal = Depends(current_user)) -> FastJSON:
     st = state(request)
     return FastJSON([_plain(r) for r in _rows(st, who, st.engine.problems)])
 
 
 @router.get("/exercises/{problem_id:path}", response_model=Exercise, response_model_exclude_none=True,
             summary="One problem, as this learner sees it")
-def get_exercise(problem_id: str, request: Request, who: Principal = Depends(current_user)):
+def get_exercise(problem_id: str, request: Request, who: Principal = Depends(current_user)) -> FastJSON:
     st = state(request)
     p = st.engine.get(problem_id)
     if p is None:

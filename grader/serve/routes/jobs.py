@@ -2,10 +2,14 @@
 (instructors), each answered 202 with the job; ``GET /jobs[/{id}]``."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from sqlalchemy import func, insert, select
+from sqlalchemy.engine import Connection
 
-from grader.db.models import Job, User, new_id, now
+from grader.db.models import Job, Record, User, new_id, now
 
 from .. import store
 from ..auth import Principal, current_user, instructor
@@ -14,10 +18,13 @@ from ..errors import APIError, not_found
 from ..schemas import ERRORS, Job as JobOut
 from .common import FastJSON, state
 
+if TYPE_CHECKING:
+    from ..app import State
+
 router = APIRouter(tags=["jobs"], responses=ERRORS)
 
 
-def view(row, login: str) -> dict:
+def view(row: Record, login: str) -> dict[str, Any]:
     return {"id": row.id, "kind": row.kind, "status": row.status, "learner": login, "problem": row.problem_id,
             "created_at": store.iso(row.created_at), "started_at": store.iso(row.started_at),
             "finished_at": store.iso(row.finished_at), "progress": {"done": row.done, "total": row.total},
@@ -28,7 +35,8 @@ COLUMNS = (Job.id, Job.kind, Job.status, Job.problem_id, Job.created_at, Job.sta
            Job.total, Job.result, Job.error, Job.user_id)
 
 
-def _create(st, who: Principal, kind: str, *, problem=None, params=None, data=None, check=None) -> dict:
+def _create(st: State, who: Principal, kind: str, *, problem: str | None = None, params: dict[str, Any] | None = None,
+            data: bytes | None = None, check: Callable[[Connection], None] | None = None) -> dict[str, Any]:
     job_id, created = new_id(), now()
     with st.db.write() as conn:
         if check:
@@ -54,7 +62,7 @@ async def _read(upload: UploadFile, limit: int, what: str) -> bytes:
              summary="Submit a code exercise's file: a job grades it in the sandbox")
 async def code_submission(request: Request, problem: str = Form(..., max_length=200),
                           file: UploadFile = File(..., description="the learner's solution (Python, UTF-8)"),
-                          who: Principal = Depends(current_user)):
+                          who: Principal = Depends(current_user)) -> FastJSON:
     st = state(request)
     p = st.engine.get(problem)
     if p is None:
@@ -63,9 +71,9 @@ async def code_submission(request: Request, problem: str = Form(..., max_length=
         raise APIError(422, f"{problem} is not a code exercise: submit its answer to /api/v1/submissions",
                        location="body.problem")
     data = await _read(file, st.settings.max_code, "solution file")
-    filename = safe_name(file.filename, "solution.py", (".py",))
+    filename = safe_name(file.filename or "", "solution.py", (".py",))
 
-    def check(conn):
+    def check(conn: Connection) -> None:
         queued = conn.execute(select(func.count()).select_from(Job).where(
             Job.user_id == who.id, Job.status.in_(("queued", "running")))).scalar_one()
         if queued >= st.settings.max_queued_jobs and not who.instructor:
@@ -82,10 +90,10 @@ async def code_submission(request: Request, problem: str = Form(..., max_length=
 @router.post("/batches", status_code=202, response_model=JobOut,
              summary="Grade an answers file (YAML or JSON, one submission or many), as `grader grade` does")
 async def batch(request: Request, file: UploadFile = File(..., description="answers.yaml or .json"),
-                who: Principal = Depends(instructor)):
+                who: Principal = Depends(instructor)) -> FastJSON:
     st = state(request)
     data = await _read(file, st.settings.max_upload, "answers file")
-    filename = safe_name(file.filename, "answers.yaml", (".yaml", ".yml", ".json"))
+    filename = safe_name(file.filename or "", "answers.yaml", (".yaml", ".yml", ".json"))
     from anyio import to_thread
     job = await to_thread.run_sync(lambda: _create(st, who, "batch", params={"filename": filename}, data=data))
     return FastJSON(job, status_code=202, headers={"Location": f"/api/v1/jobs/{job['id']}"})
@@ -93,14 +101,14 @@ async def batch(request: Request, file: UploadFile = File(..., description="answ
 
 @router.post("/regrade", status_code=202, response_model=JobOut,
              summary="Reload the bank and regrade every stored answer; the job lists each score that changed")
-def regrade(request: Request, who: Principal = Depends(instructor)):
+def regrade(request: Request, who: Principal = Depends(instructor)) -> FastJSON:
     st = state(request)
     job = _create(st, who, "regrade")
     return FastJSON(job, status_code=202, headers={"Location": f"/api/v1/jobs/{job['id']}"})
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, summary="A job: queued, running, done or failed, with its result")
-def get_job(job_id: str, request: Request, who: Principal = Depends(current_user)):
+def get_job(job_id: str, request: Request, who: Principal = Depends(current_user)) -> FastJSON:
     st = state(request)
     q = select(*COLUMNS, User.login).join(User, User.id == Job.user_id).where(Job.id == job_id)
     if not who.instructor:
@@ -113,7 +121,7 @@ def get_job(job_id: str, request: Request, who: Principal = Depends(current_user
 
 
 @router.get("/jobs", response_model=list[JobOut], summary="Your jobs (instructors: everyone's), newest first")
-def list_jobs(request: Request, who: Principal = Depends(current_user), limit: int = Query(100, ge=1, le=1000)):
+def list_jobs(request: Request, who: Principal = Depends(current_user), limit: int = Query(100, ge=1, le=1000)) -> FastJSON:
     st = state(request)
     q = select(*COLUMNS, User.login).join(User, User.id == Job.user_id).order_by(Job.created_at.desc()).limit(limit)
     if not who.instructor:

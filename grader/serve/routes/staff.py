@@ -19,7 +19,7 @@ router = APIRouter(tags=["staff"], responses=ERRORS)
             responses={200: {"content": {"text/csv": {}}, "description": "JSON, or CSV with ?format=csv"}},
             summary="One row per learner, one column per problem, totals")
 def get_gradebook(request: Request, format: Literal["json", "csv"] = Query("json"),
-                  who: Principal = Depends(instructor)):
+                  who: Principal = Depends(instructor)) -> Response:
     st = state(request)
     with st.db.read() as conn:
         table = gradebook.rows(conn, st.engine, st.settings.policy)
@@ -30,7 +30,7 @@ def get_gradebook(request: Request, format: Literal["json", "csv"] = Query("json
 
 
 @router.get("/problems/{problem_id:path}/stats", summary="A problem's score distribution and most common wrong answers")
-def problem_stats(problem_id: str, request: Request, who: Principal = Depends(instructor)):
+def problem_stats(problem_id: str, request: Request, who: Principal = Depends(instructor)) -> FastJSON:
     st = state(request)
     if st.engine.get(problem_id) is None:
         raise not_found("problem")

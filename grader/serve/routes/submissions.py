@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from sqlalchemy import func, select
@@ -18,15 +19,19 @@ from ..schemas import ERRORS, GradeRow, Reading, Submission as SubmissionOut, Su
 from ..workers import TaskFailed
 from .common import FastJSON, parse_json, require_json, state
 
+if TYPE_CHECKING:
+    from ..app import State
+
 router = APIRouter(tags=["submissions"], responses=ERRORS)
 
 IDEMPOTENCY_MAX = 200
+MAX_OFFSET = 2**31 - 1     # any offset a database takes (past it: 422, never an overflow and a 500)
 
 
 @router.post("/validate", response_model=Reading, summary="How an answer is read (nothing is stored or graded)",
              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                  "schema": ValidateIn.model_json_schema()}}}})
-async def validate(request: Request, who: Principal = Depends(current_user)):
+async def validate(request: Request, who: Principal = Depends(current_user)) -> FastJSON:
     require_json(request)
     doc = parse_json(await request.body())
     if not isinstance(doc, dict) or set(doc) != {"problem", "answer"}:
@@ -38,6 +43,7 @@ async def validate(request: Request, who: Principal = Depends(current_user)):
         raise APIError(404, f"no such problem: {str(problem)[:200]!r}", location="body.problem")
     if kind == "code":
         raise APIError(422, "a code exercise is a file: submit it to /api/v1/code-submissions", location="body.problem")
+    store.check_shape({problem: answer}, where="body.answer")
 
     t0 = time.perf_counter()
     with st.busy(who.id):
@@ -52,7 +58,7 @@ async def validate(request: Request, who: Principal = Depends(current_user)):
     return FastJSON(out)
 
 
-def _answers(doc, st) -> dict:
+def _answers(doc: object, st: State) -> dict[str, object]:
     if not isinstance(doc, dict):
         raise APIError(422, 'the body must be an object: {"answers": {problem: answer, ...}}', location="body")
     extra = [k for k in doc if k != "answers"]
@@ -72,6 +78,7 @@ def _answers(doc, st) -> dict:
         if st.engine.kind(pid) == "code":
             raise APIError(422, f"{pid} is a code exercise: submit its file to /api/v1/code-submissions",
                            location=f"body.answers.{pid}")
+    store.check_shape(answers, where="body.answers")
     return answers
 
 
@@ -82,7 +89,8 @@ def _answers(doc, st) -> dict:
              summary="Submit answers: stored, graded, answered with the grades")
 async def submit(request: Request, who: Principal = Depends(current_user),
                  idempotency_key: str | None = Header(None, max_length=IDEMPOTENCY_MAX,
-                                                      description="the same key again returns the stored submission")):
+                                                      description="the same key again returns the stored submission"),
+                 ) -> FastJSON:
     require_json(request)
     raw = await request.body()
     st = state(request)
@@ -100,8 +108,9 @@ async def submit(request: Request, who: Principal = Depends(current_user),
 
 @router.get("/submissions", response_model=list[SubmissionBrief], summary="Your submissions (instructors: anyone's)")
 def list_submissions(request: Request, who: Principal = Depends(current_user),
-                     learner: str | None = Query(None, description="instructors: one learner's"),
-                     limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)):
+                     learner: str | None = Query(None, max_length=200, description="instructors: one learner's"),
+                     limit: int = Query(100, ge=1, le=1000),
+                     offset: int = Query(0, ge=0, le=MAX_OFFSET)) -> list[dict[str, Any]]:
     st = state(request)
     q = (select(Submission.id, User.login, Submission.source, Submission.status, Submission.created_at,
                 Submission.score, Submission.max_score,
@@ -120,7 +129,7 @@ def list_submissions(request: Request, who: Principal = Depends(current_user),
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionOut, summary="One submission with its grades")
-def get_submission(submission_id: str, request: Request, who: Principal = Depends(current_user)):
+def get_submission(submission_id: str, request: Request, who: Principal = Depends(current_user)) -> FastJSON:
     st = state(request)
     if len(submission_id) > 64:
         raise not_found("submission")
@@ -130,7 +139,7 @@ def get_submission(submission_id: str, request: Request, who: Principal = Depend
 
 
 @router.get("/me/grades", response_model=GradeRow, summary="Your grades: each problem under the gradebook's policy")
-def my_grades(request: Request, who: Principal = Depends(current_user)):
+def my_grades(request: Request, who: Principal = Depends(current_user)) -> FastJSON:
     st = state(request)
     with st.db.read() as conn:
         got = gradebook.rows(conn, st.engine, st.settings.policy, user_id=who.id)
