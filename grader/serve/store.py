@@ -11,8 +11,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, cast
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from sqlalchemy import Table, bindparam, func, insert, select, update

@@ -10,6 +10,19 @@ or run in the other workers.
 Workers are started from a fork server (``multiprocessing``'s "forkserver": a clean process
 that preloaded the engine's modules), never forked from the threaded server; each loads the
 bank itself (``init``) before it says it is ready.
+
+Why not the engine's :class:`grader.api.ProcessExecutor` (its supervisor of check processes):
+that runs *check tasks* only. With it, ``grade_submission`` would screen and plan a request's
+answers in the server's process, and ``validate_answer`` would read an answer there (it uses no
+process at all); here a worker holding the loaded bank runs the whole request — policy, checks,
+totals, or a validation — under one deadline and an address-space limit, so nothing of an
+untrusted answer is computed in the server. The pool also gives ``/healthz`` and ``/metrics``
+their numbers (workers ready, queue depth) and is recycled with a reloaded bank by a regrade.
+Inside each worker the checks run in the engine's own :class:`grader.api.SerialExecutor`.
+
+Nothing a task holds can stop the dispatcher thread: a task is pickled whole before a byte is
+sent, and one that cannot be (too deep, not picklable), or anything raised while handing it over
+or reading its answer, fails that task alone (:class:`TaskFailed`).
 """
 from __future__ import annotations
 
@@ -185,6 +198,10 @@ class WorkerPool:
 
     @property
     def ready_workers(self) -> int:
+        """Workers ready for a task; 0 when the dispatcher thread is not running (then nothing
+        would be handed to them: /healthz says so)."""
+        if not self._thread.is_alive():
+            return 0
         return sum(1 for w in self._workers if w.ready)
 
     def recycle(self, init_args: tuple[Any, ...]) -> None:
