@@ -18,6 +18,17 @@ _CACHE = tempfile.mkdtemp(prefix="grader-test-cache-")
 os.environ["GRADER_CACHE_DIR"] = _CACHE
 atexit.register(shutil.rmtree, _CACHE, True)
 
+# importlib_metadata (the backport; dask needs it) puts its own distribution finder on
+# sys.meta_path the first time it is imported, and deletes the standard library's. Imported
+# first inside an in-process pytester run (tests/test_plugin.py), its finder went with the run's
+# sys.meta_path, which pytester puts back, and the standard one stayed deleted: no installed
+# distribution could be found any more (pluggy's version, the pytest11 entry points). Imported
+# here, before any such run, its finder is part of the snapshot that pytester restores.
+try:
+    import importlib_metadata  # noqa: F401
+except ImportError:      # not installed: nothing removes the standard finder
+    pass
+
 
 def pytest_addoption(parser):
     parser.addoption("--fuzz-seconds", type=float, default=None,

@@ -263,7 +263,7 @@ TYPES: dict[str, Reader] = {
 
 
 def _unit(ld: Any, v: Any, loc: Location, name: str) -> Any:
-    from .dimensions import unit_type
+    from .spec_units import unit_type
     return unit_type(ld, v, loc, name)
 
 

@@ -182,7 +182,7 @@ class Loader(Sections):
                 continue
             params = self.fields(c, KINDS[kind].FIELDS, f"{a_or_an(kind)} check")
             if params is not None and self.valid_values(kind, params, c):
-                from .dimensions import annotate
+                from .spec_units import annotate
                 if "expect" in c:
                     want = c["expect"]
                     if not isinstance(want, str) or want not in EXPECTATIONS:

@@ -14,6 +14,7 @@ from grader.errors import GraderError, Location, SpecError
 
 from . import fields as F
 from .model import Constraint, ModelConfig, frozen_map
+from .ordering import NAME_TOKEN, in_order, used, uses_formula, yaml_number
 
 MAX_VALUE_DIGITS = 100        # a value of a symbol: no size or count of a text comes near it
 
@@ -38,7 +39,7 @@ class Sections:
         self.aliases: dict[str, str] = {}
         self.assumptions: dict[str, dict[str, bool]] = {}   # symbol -> {assumption: bool}
         self.constraint_list: list[Constraint] = []        # for checking the values of checks and models
-        self.units: dict[str, Any] = {}      # symbol -> grader.claims.dimensions.SymbolUnit (its 'unit:')
+        self.units: dict[str, Any] = {}      # symbol -> grader.claims.spec_units.SymbolUnit (its 'unit:')
 
     # -- helpers -------------------------------------------------------------------------------
     def error(self, message: str, loc: Location | None) -> None:
@@ -89,7 +90,7 @@ class Sections:
         try:
             out = parse(text, self.table, relations=relations).expr
             if self.units:
-                from .dimensions import check_expr
+                from .spec_units import check_expr
                 problem = check_expr(out, self.units)
                 if problem:
                     self.error(f"bad {what} {text!r}: its dimensions do not agree: {problem}", loc)
@@ -114,7 +115,7 @@ class Sections:
 
     def symbol_unit(self, name: str, text: Any, loc: Location | None) -> None:
         """A symbol's ``unit:`` (grader.claims.dimensions): its values are in that unit."""
-        from .dimensions import read_symbol_unit
+        from .spec_units import read_symbol_unit
         unit, problem = read_symbol_unit(text)
         if unit is None:
             self.error(f"bad unit of symbol {name!r}: {problem}", loc)
@@ -188,13 +189,13 @@ class Sections:
                     self.error(f"{what} {name!r} is already a name{where}", loc)
                 else:
                     entries[name] = (what, text, section.loc_of(name), str(text))
-        names = _NAME_TOKEN
+        names = NAME_TOKEN
         uses = {n: [m for m in dict.fromkeys(names.findall(t)) if m in entries and m != n]
                 for n, (_, _, _, t) in entries.items()}
         for n, (_, _, _, t) in entries.items():
             if n in names.findall(t):
                 uses[n].insert(0, n)
-        order, cyclic = _order(uses)
+        order, cyclic = in_order(uses)
         for cycle in cyclic:
             path = " -> ".join(cycle + [cycle[0]])
             for n in dict.fromkeys(cycle):
@@ -227,7 +228,7 @@ class Sections:
             else:
                 self.definition_exprs[n] = e
         from .checks.common import pretty
-        plain = {n: (texts[n] if not _uses_formula(n, uses, entries) else pretty(self.definition_exprs[n]))
+        plain = {n: (texts[n] if not uses_formula(n, uses, entries) else pretty(self.definition_exprs[n]))
                  for n in texts if entries[n][0] == "definition"}
         try:
             self.answer_table = SymbolTable.build(symbols=spec_symbols, aliases=self.aliases, definitions=plain)
@@ -338,7 +339,7 @@ class Sections:
                 met = False
             if not met:
                 line = f" (line {c.location.line})" if c.location and c.location.line else ""
-                self.error(f"{what} {show_values(_used(values, args))}{note} do not meet the constraint "
+                self.error(f"{what} {show_values(used(values, args))}{note} do not meet the constraint "
                            f"{c.text!r}{line}", loc)
                 ok = False
         return ok
@@ -357,73 +358,3 @@ class Sections:
         return self.alias_map().get(name, name)
 
     # -- claims --------------------------------------------------------------------------------
-
-
-_NAME_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-_EXP_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]{1,3}")
-
-
-def yaml_number(v: Any) -> Any:
-    """A number YAML 1.1 reads as text (125e12, 1.5E-3: exponent notation without a dot or a
-    signed exponent), as the number it writes: an int when it is one (125e12), else a float;
-    anything else unchanged. A long exponent stays text (and is refused as not a number)."""
-    if isinstance(v, str) and _EXP_NUMBER.fullmatch(v.strip()):
-        from fractions import Fraction
-        x = Fraction(v.strip())
-        if x.denominator == 1:
-            return int(x)
-        f = float(x)
-        return f if math.isfinite(f) else v
-    return v
-
-
-def _order(uses: dict[str, list[str]]) -> tuple[list[str], list[list[str]]]:
-    """(the names, each after those it uses; the cycles found, each a list of names)."""
-    order: list[str] = []
-    state: dict[str, int] = {}          # 1: being visited, 2: done
-    cycles: list[list[str]] = []
-    for root in uses:
-        if state.get(root):
-            continue
-        stack: list[tuple[str, int]] = [(root, 0)]
-        path: list[str] = []
-        while stack:
-            n, i = stack.pop()
-            if i == 0:
-                if state.get(n) == 2:
-                    continue
-                state[n] = 1
-                path.append(n)
-            if i < len(uses[n]):
-                stack.append((n, i + 1))
-                m = uses[n][i]
-                if state.get(m) == 1:
-                    cycle = path[path.index(m):]
-                    if not any(set(c) == set(cycle) for c in cycles):
-                        cycles.append(list(cycle))
-                elif not state.get(m):
-                    stack.append((m, 0))
-            else:
-                state[n] = 2
-                path.pop()
-                order.append(n)
-    return order, cycles
-
-
-def _uses_formula(n: str, uses: dict[str, list[str]], entries: dict[str, Any]) -> bool:
-    seen, todo = set(), list(uses[n])
-    while todo:
-        m = todo.pop()
-        if m in seen:
-            continue
-        seen.add(m)
-        if entries[m][0] == "formula":
-            return True
-        todo.extend(uses[m])
-    return False
-
-
-def _used(values: dict[str, Any], exprs: Iterable[Any]) -> dict[str, Any]:
-    names = set().union(*({s.name for s in e.free_symbols} for e in exprs))
-    return {k: v for k, v in values.items() if k in names}
-

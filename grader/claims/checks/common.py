@@ -112,7 +112,8 @@ def figure_result(kind: str, expr: Any, values: Any, claimed: Any, where: str = 
     last stated digit (the numeric and config kinds). With the ``check``, its dimension
     (grader.claims.dimensions): values of symbols with units are taken in base units, and a
     figure whose unit has another dimension is refuted, saying so."""
-    from ..dimensions import mismatch, scale_values, shown_unit
+    from ..dimensions import mismatch, shown_unit
+    from ..spec_units import scale_values
     from ..figures import to_fraction
     dim = check.get("_dim") if check is not None else None
     scaled = scale_values(values, check.get("_scale") or {}) if check is not None else values

@@ -42,7 +42,7 @@ def run(ctx: Context, check: Check) -> CheckResult:
         details["settings"] = settings
     formula = check.get("formula")
     if formula is not None:
-        from ..dimensions import scale_values
+        from ..spec_units import scale_values
         value = evaluate_exact(formula, scale_values(at, check.get("_scale") or {}))
         f_ok = value == got
         ok &= f_ok
