@@ -54,7 +54,7 @@ def write_solutions(folder: Path, n: int) -> None:
 
 
 def timed(bank, loaded, executor):
-    from grader.grade.formats import render
+    from grader.reports.grades import render
     from grader.grade.pool import AnswerLimits
     from grader.grade.run import grade_all
     t = time.perf_counter()

@@ -127,7 +127,7 @@ def naive(pairs, reference="8*n*d**2 + 4*n**2*d"):
 
 
 def timed_grade(bank, paths, jobs):
-    from grader.grade.formats import as_json
+    from grader.reports.grades import as_json
     from grader.grade.pool import AnswerLimits
     from grader.grade.run import grade
     from grader.grade.submissions import load_submissions

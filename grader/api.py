@@ -25,13 +25,28 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from grader.bank.model import Bank
+from grader.bank.model import Bank, Problem, Verification
+from grader.cluster import (ClusterError, check_cluster, check_scheduler, cluster_executor, cluster_job_executor,
+                            cluster_sandboxes)
 from grader.errors import Location
 from grader.grade.executors import Executor, LocalPoolExecutor, ProcessExecutor, SerialExecutor
 from grader.grade.pool import AnswerLimits
 from grader.grade.reading import Reading
 from grader.grade.results import AnswerResult, Report, SubmissionResult, result_json, submission_json
-from grader.claims.limits import DEFAULT_TIMEOUT
+from grader.claims.limits import DEFAULT_TIMEOUT, MAX_TIMEOUT
+from grader.reports import FORMATS, plural, summarize as summarize_class, write_plots as write_summary_plots
+from grader.reports import formats as report_formats, render as render_report
+from grader.sandbox.limits import Limits
+
+if TYPE_CHECKING:
+    from grader.claims.model import ClaimResult, Subject
+    from grader.claims.run import SubjectResult
+    from grader.code.grade import CodeSandbox
+    from grader.code.solution_proxy import Session
+    from grader.grade.check import Checker
+    from grader.grade.run import Totals
+    from grader.grade.submissions import Loaded, Submission
+    from grader.reports.summary import ClassSummary
 
 __all__ = ["AnswerLimits", "AnswerResult", "Executor", "LocalPoolExecutor", "ProcessExecutor", "Reading", "Report",
            "SerialExecutor", "SubmissionResult", "check_claim", "check_subject", "close", "grade_answer",
@@ -67,10 +82,128 @@ def close(bank: Bank) -> None:
         ex.close()
 
 
-def _handler(bank: Bank, key: tuple[str, str | None], spec: Any, with_latex: bool) -> Any:
+# --- for the CLI and the pytest plugins: what they use of the engine (they import only this
+# module and grader.errors; tests/test_imports.py holds them to it)
+
+def load_submissions(paths: Iterable[str | Path]) -> Loaded:
+    """Every submission in the answers files ``paths`` (files or folders: *.yaml, *.yml, *.json), with the errors
+    of what could not be read; what :func:`grade_class` takes."""
+    from grader.grade.submissions import load_submissions as _load
+    loaded: Loaded = _load(paths)
+    return loaded
+
+
+def cannot_write(path: str) -> str | None:
+    """Why an output file cannot be written (None: it can); checked before a long run."""
+    from grader.files.output import cannot_write as _why
+    why: str | None = _why(path)
+    return why
+
+
+def sandbox_status(allow_weak: bool | None = None) -> CodeSandbox:
+    """Whether learner code can run here, in which sandbox, or one line why not."""
+    from grader.code.grade import code_sandbox
+    return code_sandbox(allow_weak=allow_weak)
+
+
+def solution_limits(given: Mapping[str, Any] | None = None, wall_s: float | None = None) -> Limits:
+    """A sandboxed solution's limits: ``given`` (all of them), else the operator's defaults; ``wall_s`` over
+    them."""
+    from dataclasses import replace
+
+    from grader.code.grade import default_limits
+    limits = Limits(**given) if given else default_limits()
+    return limits if wall_s is None else replace(limits, wall_s=wall_s)
+
+
+def open_solution(path: Path, *, display: str, limits: Limits, allow_weak: bool | None, hide: list[str],
+                  workdir: str | None) -> Session | str:
+    """A learner's solution file served from the sandbox (a session, not started yet), or one line why it may not
+    run (no usable sandbox, an unreadable file)."""
+    from grader.code.solution_proxy import Session as _Session
+    from grader.errors import GraderError
+    from grader.sandbox import SandboxUnavailable
+    status = sandbox_status(allow_weak)
+    if not status.usable:
+        return status.refusal
+    try:
+        return _Session(path, display=display, limits=limits, backend=status.backend, hide=hide, workdir=workdir)
+    except (GraderError, SandboxUnavailable) as e:
+        return str(e)
+
+
+def solution_module(session: Session) -> object:
+    """The stand-in module whose functions run in the session's sandbox; raises what :func:`is_solution_failure`
+    tells apart when the solution cannot be imported."""
+    from grader.code.solution_proxy import SolutionModule
+    session.names()
+    return SolutionModule(session)
+
+
+def is_solution_failure(error: BaseException, *, importing: bool = False) -> bool:
+    """Whether ``error`` is what the learner's code did (raised, broke, could not be imported;
+    ``importing``: only the last), shown as its message rather than as a traceback into the grader."""
+    from grader.code.solution_proxy import SolutionBroke, SolutionImportFailed, SolutionRaised
+    return isinstance(error, SolutionImportFailed if importing else (SolutionRaised, SolutionBroke, SolutionImportFailed))
+
+
+def check_paths(paths: Iterable[str] | None = None, *, only: str | None = None, device: str = "auto",
+                timeout: float | None = DEFAULT_TIMEOUT, train: bool = True, memory_budget: int | None = None,
+                scheduler: str | None = None) -> list[SubjectResult]:
+    """What ``grader check-spec`` runs: the specs at ``paths`` (none: the bundled spec) loaded and their claims
+    (those matching ``only``) checked; ``scheduler``: measured on that Dask cluster. Raises
+    :class:`grader.errors.ErrorList`, an ``OptionError``, a :class:`ClusterError`."""
+    from grader.claims.run import check_paths as _check
+    factory = None
+    if scheduler:
+        from grader.cluster.claims import DaskMeasurer
+        factory = lambda: DaskMeasurer(scheduler, device=device, memory_budget=memory_budget)   # noqa: E731
+    return _check(paths, only=only, device=device, timeout=timeout, train=train, memory_budget=memory_budget,
+                  measurer_factory=factory)
+
+
+def parse_size(text: str) -> int:
+    """A memory size in bytes: ``2GiB``, ``512 MB``, ``25%`` (of the memory available); ValueError."""
+    from grader.claims.budget import parse_size as _parse
+    size: int = _parse(text)
+    return size
+
+
+def cannot_plot(folder: str) -> str:
+    """Why check-spec's figures cannot be written to ``folder`` ("" when they can)."""
+    from grader.claims.plots import cannot_plot as _why
+    why: str = _why(folder)
+    return why
+
+
+def write_attention_maps(results: list[SubjectResult], folder: str) -> list[Path]:
+    """The demonstrations' attention maps (PNG and SVG) written to ``folder``; the paths."""
+    from grader.claims.plots import write_attention_maps as _write
+    written: list[Path] = _write(results, folder)
+    return written
+
+
+def learner_variant(problem: Problem, learner: str, bank: Bank) -> tuple[str, dict[str, int]]:
+    """A variant problem as ``learner`` gets it: its prompt with the learner's numbers, and the numbers drawn
+    ({name: value}), as grading draws them."""
+    from grader.bank.variants import drawn_values, for_learner
+    seen, _ = for_learner(problem, learner, bank)
+    return seen.prompt, drawn_values(problem, learner, bank)
+
+
+__all__ += ["FORMATS", "MAX_TIMEOUT", "DEFAULT_TIMEOUT", "ClusterError", "Limits", "cannot_plot", "cannot_write",
+            "check_cluster", "check_paths", "check_scheduler", "cluster_executor", "cluster_job_executor",
+            "cluster_sandboxes", "is_solution_failure", "learner_variant", "load_submissions", "open_solution",
+            "parse_size", "plural", "render_report", "report_formats", "sandbox_status", "solution_limits",
+            "solution_module", "summarize_class", "write_attention_maps", "write_summary_plots"]
+
+
+def _handler(bank: Bank, key: tuple[str, str | None], spec: Any, with_latex: bool) -> Checker:
     """A handler for one prepared spec, made once per bank (its workers keep it by its token)."""
     from grader.grade.check import Checker
-    return bank.memo(("one-answer-checker", key, with_latex), lambda: Checker((spec,), with_latex=with_latex))
+    checker: Checker = bank.memo(("one-answer-checker", key, with_latex),
+                                 lambda: Checker((spec,), with_latex=with_latex))
+    return checker
 
 
 def grade_answer(bank: Bank, problem_id: str, raw: object, *, learner: str | None = None,
@@ -150,16 +283,17 @@ def grade_submission(bank: Bank, learner: str, answers: Mapping[str, object], *,
     return out
 
 
-def grade_class(bank: Bank, submissions: Any, *, executor: Executor | None = None,
+def grade_class(bank: Bank, submissions: Loaded | Iterable[Submission], *, executor: Executor | None = None,
                 limits: AnswerLimits = AnswerLimits(), progress: Callable[[int, int | None], None] | None = None,
-                with_latex: bool = False) -> Report:
+                with_latex: bool = False, tune_gc: bool = False) -> Report:
     """Grade a class: ``submissions`` is what :func:`grader.grade.submissions.load_submissions`
     read (its errors go into the report) or an iterable of
     :class:`~grader.grade.submissions.Submission`. Unique answers are checked once, by
     ``executor`` (default: the bank's :class:`ProcessExecutor`; a :class:`LocalPoolExecutor`
     is faster for a big class, from a process without other threads).
     ``progress(n, total)``: called with (0, number of checks) first, then (k, None) as k more
-    are done."""
+    are done. ``tune_gc``: the cycle collector paused in the bulk phases (only for a caller
+    that owns its process: the CLI)."""
     from grader.grade.run import grade_all
     from grader.grade.submissions import Loaded
     if isinstance(submissions, Loaded):
@@ -169,10 +303,10 @@ def grade_class(bank: Bank, submissions: Any, *, executor: Executor | None = Non
         subs, errors, unreadable = submissions, (), False
     return grade_all(bank, subs, executor=executor or executor_of(bank),
                      limits=limits, errors=tuple(errors), unreadable=unreadable, progress=progress,
-                     with_latex=with_latex)
+                     with_latex=with_latex, tune_gc=tune_gc)
 
 
-def totals(bank: Bank, results: Iterable[tuple[str, float, float]]) -> Any:
+def totals(bank: Bank, results: Iterable[tuple[str, float, float]]) -> Totals:
     """A submission's totals from its answers graded one by one, ``(problem id, score, pending
     points)`` each: :class:`grader.grade.run.Totals` (score, max_score, unanswered,
     pending_points), the same sums :func:`grade_submission` makes."""
@@ -180,29 +314,31 @@ def totals(bank: Bank, results: Iterable[tuple[str, float, float]]) -> Any:
     return _totals(bank, results)
 
 
-def check_claim(subject: Any, claim_id: str, *, measurer: Any = None, device: str = "auto", seed: int = 0,
-                timeout: float | None = DEFAULT_TIMEOUT) -> Any:
+def check_claim(subject: Subject, claim_id: str, *, measurer: Any = None, device: str = "auto", seed: int = 0,
+                timeout: float | None = DEFAULT_TIMEOUT) -> ClaimResult:
     """Check one claim of a spec subject (:func:`grader.claims.load_subject`): a
     :class:`grader.claims.model.ClaimResult`. Measurements run in the measuring process
     (``measurer``, or the library's shared one, started if the claim needs it)."""
     from grader.claims.run import check_claim as _check
-    return _check(subject, claim_id, measurer=measurer, device=device, seed=seed, timeout=timeout)
+    result: ClaimResult = _check(subject, claim_id, measurer=measurer, device=device, seed=seed, timeout=timeout)
+    return result
 
 
-def check_subject(subject: Any, *, measurer: Any = None, only: str | None = None, device: str = "auto",
-                  seed: int = 0, timeout: float | None = DEFAULT_TIMEOUT) -> Any:
+def check_subject(subject: Subject, *, measurer: Any = None, only: str | None = None, device: str = "auto",
+                  seed: int = 0, timeout: float | None = DEFAULT_TIMEOUT) -> SubjectResult:
     """Check every claim of ``subject`` (those whose id matches the glob ``only``): a
     :class:`grader.claims.run.SubjectResult`, claims in the spec's order."""
     from grader.claims.run import run_subject
     return run_subject(subject, only=only, device=device, seed=seed, timeout=timeout, measurer=measurer)
 
 
-def verify_reference(problem: Any, bank: Bank) -> Any:
+def verify_reference(problem: Problem, bank: Bank) -> Verification:
     """Check one problem's reference answer against the spec (``derive``) and the real mha
     (``measure``): a :class:`grader.bank.verify.Verification` (``ok``, ``expected``, ``found``,
     ``message``). What the pytest plugin runs for each problem of a bank."""
     from grader.bank import verify_reference as _verify
-    return _verify(problem, bank)
+    verification: Verification = _verify(problem, bank)
+    return verification
 
 
 __all__ += ["verify_reference"]

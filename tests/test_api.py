@@ -215,7 +215,7 @@ def test_validate_answer_reads_without_grading():
 def test_result_json_is_the_cli_json(batch):
     import json
 
-    from grader.grade.formats import as_json
+    from grader.reports.grades import as_json
     _, report = batch
     data = json.loads(as_json(report))
     assert data["submissions"] == [json.loads(json.dumps(submission_json(s), default=str)) for s in report.submissions]

@@ -196,7 +196,7 @@ def test_text_is_not_read_as_rich_markup(tmp_path):
 
 def test_colour_only_when_asked_for(mixed):
     from grader.claims.load import load_subject
-    from grader.claims.report import to_text
+    from grader.reports.claims import to_text
     from grader.claims.run import run_subject
 
     results = [run_subject(load_subject(mixed), only="p-*")]
@@ -257,7 +257,7 @@ def test_cuda_refused_where_there_is_none(mixed):
 
 
 def test_summary_line_counts_in_the_singular_and_plural(tmp_path):
-    from grader.claims.report import summary_line
+    from grader.reports.claims import summary_line
     assert summary_line({"claims": 1, "holds": 1, "refuted": 0, "unverifiable": 0, "error": 0, "unexpected": 0}) \
         == "1 claim: 1 hold, 0 refuted, 0 unverifiable, 0 errors; 0 not as expected"
     assert summary_line({"claims": 3, "holds": 1, "refuted": 0, "unverifiable": 1, "error": 1, "unexpected": 1}) \
@@ -267,7 +267,7 @@ def test_summary_line_counts_in_the_singular_and_plural(tmp_path):
 @pytest.mark.parametrize("width", [80, 60, 120])
 def test_the_table_fits_the_terminal(tmp_path, width):
     from grader.claims.load import load_subject
-    from grader.claims.report import to_text
+    from grader.reports.claims import to_text
     from grader.claims.run import run_subject
 
     long_id = "a-claim-whose-id-is-much-longer-than-a-quarter-of-the-terminal"

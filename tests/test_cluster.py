@@ -30,7 +30,7 @@ from grader.cluster import ClusterError  # noqa: E402
 from grader.cluster.connect import connect  # noqa: E402
 from grader.cluster.executor import DaskExecutor  # noqa: E402
 from grader.grade.executors import LocalPoolExecutor  # noqa: E402
-from grader.grade.formats import render  # noqa: E402
+from grader.reports.grades import render  # noqa: E402
 from grader.grade.pool import Failure  # noqa: E402
 from grader.grade.run import grade_all  # noqa: E402
 from grader.grade.submissions import load_submissions  # noqa: E402

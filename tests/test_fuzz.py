@@ -236,7 +236,7 @@ def test_fuzz_spec_loader(fuzz_seconds):
 # ---------------------------------------------------------------- output and the whole pipeline
 
 def _writes_everything(report):
-    from grader.grade.formats import render
+    from grader.reports.grades import render
     for fmt in ("text", "json", "junit") + (("gradescope",) if len(report.submissions) == 1 else ()):
         text = render(report, fmt)
         text.encode("utf-8")                    # never lost to a string UTF-8 cannot encode

@@ -4,7 +4,7 @@ unanswered problems listed in JUnit and Gradescope."""
 import json
 from xml.etree import ElementTree as ET
 
-from grader.grade.formats import render
+from grader.reports.grades import render
 from grader.grade.results import AnswerResult, Report, SubmissionResult, CodeTestResult
 
 LONG = ("multi_head_forward(query, key, value, weights, h): values differ by 1.55 (tolerance 1e-06): "

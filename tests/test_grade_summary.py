@@ -1,4 +1,4 @@
-"""The class summary (`grader grade --summary`, grader.grade.summary) on a generated class with
+"""The class summary (`grader grade --summary`, grader.reports.summary) on a generated class with
 planted misconceptions at known frequencies: they come out grouped by feedback, largest first."""
 import json
 import random

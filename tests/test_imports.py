@@ -164,3 +164,93 @@ def test_the_shell_rule_finds_an_import_of_an_engine_internal(tmp_path, monkeypa
 def test_the_service_imports_only_the_api():
     bad = shell_violations(SERVICE, SERVICE_MAY_IMPORT, SERVICE_EXEMPT)
     assert not bad, "the service imports engine internals (use grader.api): " + "; ".join(bad)
+
+# ---------------------------------------------------------------- the shells use the engine only through the API
+
+# the engine's seam for the shells: what a shell may import of grader
+SEAM = ("grader.api", "grader.errors")
+SHELLS = {      # a shell's modules (a prefix) -> what else of grader they may import
+    "grader.cli": ("grader.commands",),
+    "grader.commands": ("grader.commands", "grader.cli", "grader.serve", "grader.web", "grader.db"),
+    "grader.pytest_plugin": ("grader.pytest_plugin",),
+}
+# the service's shells: held to the seam once the service uses only the API (its branch adds them
+# to SHELLS); listed here, checked only where asked (GRADER_CHECK_SERVICE_SEAM=1)
+SERVICE_SHELLS = {
+    "grader.serve": ("grader.serve", "grader.web", "grader.db"),
+    "grader.web": ("grader.web", "grader.serve", "grader.db"),
+}
+
+
+def _within(module: str, prefixes) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def engine_imports(module: str, imports: set[str], allowed) -> list[str]:
+    """The imports of ``module`` that reach past the seam: anything of grader but the API, the
+    errors, the package itself (its version) and what ``allowed`` names."""
+    return sorted(m for m in imports if m.split(".")[0] == "grader" and m != "grader"
+                  and not _within(m, SEAM) and not _within(m, allowed))
+
+
+def test_the_seam_check_finds_an_engine_import():
+    assert engine_imports("grader.commands.x", {"grader.grade.pool", "grader.api", "grader.errors", "grader",
+                                                "grader.serve.app", "click"}, SHELLS["grader.commands"]) \
+        == ["grader.grade.pool"]
+    assert engine_imports("grader.pytest_plugin.code", {"grader.code.solution_proxy"},
+                          SHELLS["grader.pytest_plugin"]) == ["grader.code.solution_proxy"]
+    assert engine_imports("grader.cli", {"grader.apis"}, SHELLS["grader.cli"]) == ["grader.apis"]
+
+
+def _shells():
+    import os
+    shells = dict(SHELLS)
+    if os.environ.get("GRADER_CHECK_SERVICE_SEAM") == "1":
+        shells.update(SERVICE_SHELLS)
+    return shells
+
+
+@pytest.mark.parametrize("shell", sorted(SHELLS) + sorted(SERVICE_SHELLS))
+def test_shells_import_only_the_api(shell):
+    shells = _shells()
+    if shell not in shells:
+        pytest.skip(f"{shell}: not yet held to the API (GRADER_CHECK_SERVICE_SEAM=1 checks it)")
+    found = {m: engine_imports(m, imported(m, p), shells[shell]) for m, p in MODULES.items() if _within(m, (shell,))}
+    assert found, f"no module of {shell}"
+    bad = {m: v for m, v in found.items() if v}
+    assert not bad, f"shell modules importing the engine past grader.api: {bad}"
+
+
+# ---------------------------------------------------------------- sizes
+
+MAX_LINES = 400
+MAX_ROOT_MODULES = 8
+
+
+def too_long(sizes: dict[str, int], limit: int = MAX_LINES) -> dict[str, int]:
+    return {m: n for m, n in sizes.items() if n > limit}
+
+
+def test_the_size_check_finds_a_long_module():
+    assert too_long({"a": 401, "b": 400, "c": 3}) == {"a": 401}
+
+
+def test_no_module_over_400_lines():
+    sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in MODULES.items()}
+    assert not too_long(sizes), f"modules over {MAX_LINES} lines: {too_long(sizes)}"
+
+
+def root_modules(names) -> list[str]:
+    """The modules at the root of grader/ (grader.x, not a package)."""
+    return sorted(m for m in names if m.count(".") == 1 and m.startswith("grader.")
+                  and MODULES.get(m, Path("x.py")).name != "__init__.py")
+
+
+def test_the_root_count_sees_modules_not_packages():
+    assert root_modules(["grader.api", "grader.cli", "grader.grade", "grader.grade.pool", "mha.x"]) \
+        == ["grader.api", "grader.cli"]
+
+
+def test_few_modules_at_the_root_of_grader():
+    found = root_modules(MODULES)
+    assert len(found) + 1 <= MAX_ROOT_MODULES, f"{len(found) + 1} modules at grader/'s root: grader/__init__ and {found}"

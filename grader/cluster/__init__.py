@@ -14,9 +14,15 @@ given ``--scheduler`` (``distributed`` is the ``cluster`` extra).
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from grader.errors import GraderError
+
+if TYPE_CHECKING:
+    from grader.code.grade import CodeSandbox
+
+    from .executor import DaskExecutor
 
 
 class ClusterError(GraderError):
@@ -35,4 +41,41 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = ["ClusterError", "DaskExecutor", "Cluster", "connect"]
+# what the shells use (through grader.api): light here, the cluster's modules imported when called
+
+def check_scheduler(address: str) -> None:
+    """A Dask scheduler's address (``tcp://HOST:8786``, ``local:N``) checked, nothing connected;
+    :class:`ClusterError` says what is wrong."""
+    from .connect import parse
+    parse(address)
+
+
+def cluster_executor(address: str) -> DaskExecutor:
+    """An :class:`Executor` on the Dask cluster at ``address`` (connected, the workers' versions checked;
+    :class:`ClusterError` otherwise); ``close()`` it."""
+    from .executor import DaskExecutor
+    return DaskExecutor(address)
+
+
+def cluster_sandboxes(executor: DaskExecutor, allow_weak: bool) -> dict[str, CodeSandbox]:
+    """Each worker's sandbox (worker -> status) of a :func:`cluster_executor`."""
+    return executor.cluster.sandboxes(allow_weak)
+
+
+def check_cluster(address: str, *, nothing: str) -> None:
+    """The Dask cluster at ``address`` reached and its workers checked, then let go; :class:`ClusterError` (its
+    message ending with ``nothing``) otherwise."""
+    from .connect import connect
+    connect(address, warm_up=False, nothing=nothing).close()
+
+
+def cluster_job_executor(address: str) -> Callable[..., Any]:
+    """What makes the service's job executor on the Dask cluster at ``address``."""
+    from functools import partial
+
+    from .jobs import DaskJobExecutor
+    return partial(DaskJobExecutor, address)
+
+
+__all__ = ["ClusterError", "DaskExecutor", "Cluster", "connect", "check_cluster", "check_scheduler", "cluster_executor",
+           "cluster_job_executor", "cluster_sandboxes"]

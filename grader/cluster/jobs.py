@@ -1,7 +1,7 @@
 """`grader serve --scheduler ADDR`: the service's jobs on a Dask cluster (:class:`DaskJobExecutor`).
 
 The :class:`grader.serve.jobs.JobExecutor` seam: each job is one Dask task, which runs it in a
-fresh process on the worker (:mod:`grader.cluster.jobrun`, :func:`grader.serve.engine.run_job`);
+fresh process on the worker (:mod:`grader.serve.jobrun`, :func:`grader.serve.engine.run_job`);
 progress comes back as worker events (``log_event``, a topic the client subscribes to). The
 database stays the record (:class:`grader.serve.jobs.JobRunner`): a worker that dies is Dask's
 to replace (its task runs again elsewhere); a task that killed its workers, or a scheduler
@@ -86,7 +86,7 @@ def _land(packed: tuple[str, bytes, str]) -> str:
 
 def run_job(kind: str, job_id: str, params: dict[str, Any], data: bytes | None, config: dict[str, Any],
             files: dict[str, Any], expected: dict[str, str]) -> dict[str, Any]:
-    """On a worker: the job in a fresh process (:mod:`grader.cluster.jobrun`); its result, or
+    """On a worker: the job in a fresh process (:mod:`grader.serve.jobrun`); its result, or
     ``{"__error__": message}`` for the job's own failure, or ``{"__refused__": what differs,
     "__worker__": address}`` (the job not run) on a worker whose versions are not ``expected``."""
     import pickle
@@ -105,7 +105,7 @@ def run_job(kind: str, job_id: str, params: dict[str, Any], data: bytes | None, 
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cluster.jobrun"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "grader.serve.jobrun"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, env=env, close_fds=True)
     assert proc.stdin is not None and proc.stdout is not None
     try:

@@ -26,16 +26,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def scheduler_option(help: str) -> Callable[[F], F]:
     """The ``--scheduler ADDR`` option of grade, check-spec and serve: the address checked
-    (:func:`grader.cluster.connect.parse`) before anything is read or started; a malformed one
+    (:func:`grader.api.check_scheduler`) before anything is read or started; a malformed one
     is a usage error (exit 2) that says what is wrong."""
 
     def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         if value is None:
             return None
-        from grader.cluster import ClusterError
-        from grader.cluster.connect import parse
+        from grader.api import ClusterError, check_scheduler
         try:
-            parse(value)
+            check_scheduler(value)
         except ClusterError as e:
             raise click.UsageError(e.message, ctx) from None
         return value

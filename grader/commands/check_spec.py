@@ -11,7 +11,7 @@ import click
 
 from . import scheduler_option
 
-from grader.claims.limits import DEFAULT_TIMEOUT, MAX_TIMEOUT   # a light module: no engine loaded
+from grader.api import DEFAULT_TIMEOUT, MAX_TIMEOUT, report_formats
 
 
 class Seconds(click.FloatRange):
@@ -33,7 +33,7 @@ def _memory_budget(ctx: click.Context, param: click.Parameter, value: str | None
     """--memory-budget as bytes (None: the measuring process's default)."""
     if value is None:
         return None
-    from grader.claims.budget import parse_size
+    from grader.api import parse_size
     try:
         return parse_size(value)
     except ValueError as e:
@@ -42,7 +42,7 @@ def _memory_budget(ctx: click.Context, param: click.Parameter, value: str | None
 
 @click.command("check-spec")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "html"]), default="text", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(report_formats("claims")), default="text", show_default=True,
               help="Report format: a table per subject, JSON (fields: claims, summary), JUnit XML, or one standalone "
                    "HTML page (with -o report.html; docs/web.md).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
@@ -76,45 +76,37 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
     Exit status: 0 when every verdict is what the spec expects, 1 when one is not (or a check
     failed), 2 for an invalid spec or bad usage.
     """
-    from grader.files.output import cannot_write
+    from grader.api import cannot_write
 
     if output:
         why = cannot_write(output)
         if why:
             raise click.BadParameter(f"{output}: {why}; nothing was checked", param_hint="--output")
     if figures:
-        from grader.claims.plots import cannot_plot
+        from grader.api import cannot_plot
         why = cannot_plot(figures)
         if why:
             raise click.BadParameter(f"{figures}: {why}; nothing was checked", param_hint="--figures")
+    from grader.api import ClusterError, check_paths
     from grader.errors import GraderError, OptionError
-    from grader.claims.run import check_paths
 
-    cluster_errors: tuple[type[GraderError], ...] = ()
-    if scheduler:
-        from grader.cluster import ClusterError
-        cluster_errors = (ClusterError,)
-
+    cluster_errors: tuple[type[GraderError], ...] = (ClusterError,) if scheduler else ()
     try:
         results = check_paths(paths, only=only, device=device, timeout=timeout, train=not no_train,
-                              memory_budget=memory_budget, measurer_factory=_on_cluster(scheduler, device, memory_budget))
+                              memory_budget=memory_budget, scheduler=scheduler)
     except OptionError as e:
         raise click.BadParameter(e.message, param_hint=e.option) from None
     except cluster_errors as e:     # --scheduler: the cluster cannot be used
         click.echo(f"error: {e.message}", err=True)
         click.get_current_context().exit(2)
-    from grader.claims.report import render
+    from grader.api import render_report
 
     for r in results:   # sources whose quotes could not be checked: said, not an error
         for line in r.subject.unchecked:
             click.echo(f"warning: {r.subject.file}: {line}", err=True)
     terminal = output is None and fmt == "text" and sys.stdout.isatty()
     width = shutil.get_terminal_size().columns if terminal else None
-    if fmt == "html":
-        from grader.web.report import render_html
-        text = render_html(results)
-    else:
-        text = render(results, fmt, verbose=verbose, colour=terminal, width=width)
+    text = render_report("claims", results, fmt, verbose=verbose, colour=terminal, width=width)
     if output:
         try:
             with open(output, "w", encoding="utf-8") as f:
@@ -125,7 +117,7 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
         click.echo(text, nl=False)
     ok = all(r.ok for r in results)
     if figures:
-        from grader.claims.plots import write_attention_maps
+        from grader.api import write_attention_maps
         written = write_attention_maps(results, figures)
         click.echo(f"{len(written)} figure file{'' if len(written) == 1 else 's'} written to {figures}", err=True)
     if output:
@@ -134,10 +126,3 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
                    + ("" if ok else "; some not as expected"), err=True)
     click.get_current_context().exit(0 if ok else 1)
 
-
-def _on_cluster(scheduler: str | None, device: str, memory_budget: int | None) -> Any:
-    """``--scheduler``: what makes the Dask cluster's measurer (None: the local measuring process)."""
-    if not scheduler:
-        return None
-    from grader.cluster.claims import DaskMeasurer
-    return lambda: DaskMeasurer(scheduler, device=device, memory_budget=memory_budget)

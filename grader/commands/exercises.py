@@ -28,7 +28,7 @@ def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool
     A variant problem draws its numbers per learner ("d_model = {d}, h = {h}"); with
     --learner ID its prompt is shown with that learner's numbers.
     """
-    from grader.bank import load_bank, verify_reference
+    from grader.api import load_bank, verify_reference
     from grader.errors import GraderError
 
     from . import echo_errors
@@ -77,10 +77,9 @@ def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool
 def _as_seen(problem: Any, learner: str, bank: Any) -> tuple[str, Any]:
     """(prompt with the learner's numbers, {name: value} drawn), as `grader grade` draws them;
     a variant that cannot be derived gives the template and why."""
-    from grader.bank.variants import drawn_values, for_learner
+    from grader.api import learner_variant
     try:
-        seen, _ = for_learner(problem, learner, bank)
-        return seen.prompt, drawn_values(problem, learner, bank)
+        return learner_variant(problem, learner, bank)
     except Exception as e:  # the bank's fault, shown, not raised: the other problems still list
         return problem.prompt, f"the variant cannot be derived: {e}"
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from grader.api import report_formats
+
 from . import scheduler_option
 
 PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets no progress bar
@@ -17,7 +19,7 @@ PROGRESS_FROM = 2000    # unique answers: below this a batch is quick and gets n
 @click.argument("answers", nargs=-1, required=True, type=click.Path(dir_okay=True, file_okay=True))
 @click.option("--exercises", type=click.Path(exists=True, dir_okay=True, file_okay=True), default=None,
               help="Exercise bank: a YAML file or a folder of them (default: the bundled bank).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "gradescope"]), default="text",
+@click.option("--format", "fmt", type=click.Choice(report_formats("grades")), default="text",
               show_default=True,
               help="Output: text; JSON (submissions with learner, score, max_score, results); JUnit XML; "
                    "Gradescope results.json (one submission).")
@@ -58,14 +60,9 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     read, or an answer refused for its key (null, empty, a number, a list: no problem id);
     the readable files and the other answers are still graded and written.
     """
-    from grader.bank import load_bank
+    from grader.api import (AnswerLimits, LocalPoolExecutor, cannot_write, grade_class, load_bank, load_submissions,
+                            plural, render_report, summarize_class, write_summary_plots)
     from grader.errors import GraderError
-    from grader.grade.formats import plural, render
-    from grader.grade.pool import AnswerLimits
-    from grader.grade.run import grade as run_grade
-    from grader.grade.submissions import load_submissions
-    from grader.grade.summary import summarize, write_plots
-    from grader.files.output import cannot_write
 
     from . import echo_errors
 
@@ -83,7 +80,7 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     if not loaded.submissions and not loaded.errors:
         click.echo("error: no answer files (*.yaml, *.yml, *.json) found", err=True)
         ctx.exit(2)
-    if summary and fmt not in ("text", "json"):
+    if summary and fmt not in report_formats("summary"):
         raise click.UsageError(f"--summary goes with --format text or json, not {fmt}")
     if fmt == "gradescope" and len(loaded.submissions) != 1:
         raise click.UsageError(f"--format gradescope writes one submission's results.json; "
@@ -101,7 +98,8 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
         if cluster is not None:
             report = _grade_on(cluster, bank, loaded, AnswerLimits(timeout_s=timeout), progress)
         else:
-            report = run_grade(bank, loaded, jobs=jobs, limits=AnswerLimits(timeout_s=timeout), progress=progress)
+            report = grade_class(bank, loaded, executor=LocalPoolExecutor(jobs), limits=AnswerLimits(timeout_s=timeout),
+                                 progress=progress, tune_gc=True)
     finally:
         if progress:
             progress.close()
@@ -113,10 +111,11 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
             else:
                 os.environ["GRADER_ALLOW_WEAK_SANDBOX"] = weak_before
     points = {p.id: float(p.points) for p in bank.problems}
-    class_summary = summarize(report, points) if summary or plots else None
-    text = render(report, fmt, points=points, summary=class_summary if summary else None, text_errors=False)
+    class_summary = summarize_class(report, points) if summary or plots else None
+    text = render_report("grades", report, fmt, points=points, summary=class_summary if summary else None,
+                         text_errors=False)
     if plots and class_summary is not None:
-        written = write_plots(class_summary, plots, formats=plot_formats)
+        written = write_summary_plots(class_summary, plots, formats=plot_formats)
         click.echo(f"{plural(len(written), 'plot')} written to {plots}", err=True)
     if output:
         with open(output, "w", encoding="utf-8") as f:
@@ -133,10 +132,9 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
 def _cluster(scheduler: str) -> Any:
     """The Dask executor for ``--scheduler`` (connected, the workers' versions checked), or exit 2
     with the one line that says why not."""
-    from grader.cluster import ClusterError
+    from grader.api import ClusterError, cluster_executor
     try:
-        from grader.cluster.executor import DaskExecutor
-        return DaskExecutor(scheduler)
+        return cluster_executor(scheduler)
     except ClusterError as e:
         click.echo(f"error: {e.message}", err=True)
         click.get_current_context().exit(2)
@@ -144,11 +142,9 @@ def _cluster(scheduler: str) -> Any:
 
 def _grade_on(cluster: Any, bank: Any, loaded: Any, limits: Any, progress: Any) -> Any:
     """The class graded with the cluster's executor; a cluster lost mid-batch: exit 2, nothing written."""
-    from grader.cluster import ClusterError
-    from grader.grade.run import grade_all
+    from grader.api import ClusterError, grade_class
     try:
-        return grade_all(bank, loaded.submissions, errors=loaded.errors, unreadable=loaded.unreadable,
-                         executor=cluster, limits=limits, progress=progress, tune_gc=True)
+        return grade_class(bank, loaded, executor=cluster, limits=limits, progress=progress, tune_gc=True)
     except ClusterError as e:
         click.echo(f"error: {e.message}", err=True)
         click.get_current_context().exit(2)
@@ -162,13 +158,13 @@ def _has_code(bank: Any, loaded: Any) -> bool:
 def _say_about_the_sandbox(cluster: Any) -> None:
     """One line on stderr when code answers will be refused (no safe sandbox) or run in the weak
     one: this machine's sandbox, or under ``--scheduler`` each worker's (where they run)."""
-    from grader.code.grade import code_sandbox
+    from grader.api import cluster_sandboxes, sandbox_status
     if cluster is None:
-        boxes = {"": code_sandbox()}
+        boxes = {"": sandbox_status()}
     else:
         allow_weak = os.environ.get("GRADER_ALLOW_WEAK_SANDBOX", "").strip().lower() in ("1", "true", "yes")
         try:
-            boxes = {f"on worker {w}: ": box for w, box in cluster.cluster.sandboxes(allow_weak).items()}
+            boxes = {f"on worker {w}: ": box for w, box in cluster_sandboxes(cluster, allow_weak).items()}
         except Exception as e:  # noqa: BLE001  (advice only: each code answer says the rest)
             click.echo(f"warning: the workers did not say which sandbox they have ({type(e).__name__})", err=True)
             return

@@ -68,18 +68,16 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
     d.dispose()
     Engine(exercises, spec)     # an invalid bank is reported here, before anything listens
     if scheduler and not scheduler.strip().startswith("local"):   # an unusable cluster too (local:N starts with the app)
-        from grader.cluster import ClusterError
-        from grader.cluster.connect import connect
+        from grader.api import ClusterError, check_cluster
         try:
-            connect(scheduler, warm_up=False, nothing="the service did not start").close()
+            check_cluster(scheduler, nothing="the service did not start")
         except ClusterError as e:
             click.echo(f"error: {e.message}", err=True)
             click.get_current_context().exit(2)
     make_jobs = None
     if scheduler:
-        from functools import partial
-        from grader.cluster.jobs import DaskJobExecutor
-        make_jobs = partial(DaskJobExecutor, scheduler)
+        from grader.api import cluster_job_executor
+        make_jobs = cluster_job_executor(scheduler)
     settings = Settings(database=d.url, exercises=exercises, spec=spec, workers=workers, job_workers=job_workers,
                         timeout_s=timeout, policy=policy, rate=rate, burst=burst, web_secret=web_secret,
                         job_executor=make_jobs)

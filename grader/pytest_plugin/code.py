@@ -60,34 +60,21 @@ def _sandboxed(config) -> bool:
 
 
 def _limits(config):
-    from dataclasses import replace
-
-    from grader.code.grade import default_limits
-    from grader.sandbox.limits import Limits
+    from grader.api import solution_limits
     given = config.getoption("solution_limits")
-    limits = Limits(**json.loads(given)) if given else default_limits()
-    timeout = config.getoption("solution_timeout")
-    return limits if timeout is None else replace(limits, wall_s=timeout)
+    return solution_limits(json.loads(given) if given else None, config.getoption("solution_timeout"))
 
 
 def _open_session(config) -> None:
     """The sandboxed process for ``--solution``, started now; or why none may run."""
-    from grader.code.grade import code_sandbox
-    from grader.errors import GraderError
-    from grader.sandbox import SandboxUnavailable
-    from grader.code.solution_proxy import Session
-    status = code_sandbox(allow_weak=config.getoption("allow_weak_sandbox"))
-    if not status.usable:
-        config.stash[_REFUSED] = status.refusal
-        return
+    from grader.api import open_solution
     path = Path(config.getoption("solution"))
     hide = [*config.getoption("solution_hide"), *(a.split("::")[0] for a in config.args)]
-    try:
-        session = Session(path, display=config.getoption("solution_name") or str(path), limits=_limits(config),
-                          backend=status.backend, hide=[h for h in hide if os.path.exists(h)],
-                          workdir=config.getoption("solution_workdir"))
-    except (GraderError, SandboxUnavailable) as e:
-        config.stash[_REFUSED] = str(e)
+    session = open_solution(path, display=config.getoption("solution_name") or str(path), limits=_limits(config),
+                            allow_weak=config.getoption("allow_weak_sandbox"),
+                            hide=[h for h in hide if os.path.exists(h)], workdir=config.getoption("solution_workdir"))
+    if isinstance(session, str):
+        config.stash[_REFUSED] = session
         return
     config.stash[_SESSION] = session
     try:
@@ -167,19 +154,17 @@ def solution(request):
     itself, imported here."""
     config = request.config
     if _sandboxed(config):
-        from grader.code.solution_proxy import SolutionImportFailed, SolutionModule
+        from grader.api import is_solution_failure, solution_module
         refused = config.stash.get(_REFUSED, None)
         if refused:
             pytest.fail(refused, pytrace=False)
-        session = config.stash[_SESSION]
         try:
-            session.names()
-            failed = ""
-        except SolutionImportFailed as e:
+            return solution_module(config.stash[_SESSION])
+        except Exception as e:
+            if not is_solution_failure(e, importing=True):
+                raise
             failed = str(e)
-        if failed:
-            pytest.fail(failed, pytrace=False)
-        return SolutionModule(session)
+        pytest.fail(failed, pytrace=False)
     given = config.getoption("solution")
     path = Path(given) if given else _reference_solution(Path(request.path))
     if path is None:
@@ -197,8 +182,8 @@ def pytest_runtest_makereport(item, call):
     message, not as a traceback into the grader."""
     report = yield
     if call.excinfo is not None and _sandboxed(item.config):
-        from grader.code.solution_proxy import SolutionBroke, SolutionImportFailed, SolutionRaised
-        if isinstance(call.excinfo.value, (SolutionRaised, SolutionBroke, SolutionImportFailed)):
+        from grader.api import is_solution_failure
+        if is_solution_failure(call.excinfo.value):
             report.longrepr = str(call.excinfo.value)
     return report
 

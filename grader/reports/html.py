@@ -8,18 +8,29 @@ import os
 import re
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup, escape
 
-from grader.claims.report import claim_dict, summary, summary_line
+from grader.claims.model import Subject
+
+from .claims import Results, claim_dict, summary, summary_line
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+HERE = Path(__file__).parent
+# the pages' style sheet, shared with the service's pages (read as a file: no import of the web shell)
+CSS = HERE.parent / "web" / "static" / "grader.css"
 
 CONTEXT = 320          # characters of source text after a quote (before it: CONTEXT_BEFORE)
 CONTEXT_BEFORE = 160   # fewer, so that the mark shows near the top of its scrolled box
 MAX_SOURCE = 4 << 20   # a source file larger than this is not read
 
 
-def source_candidates(subject, rel: str) -> list[Path]:
+def source_candidates(subject: Subject, rel: str) -> list[Path]:
     """Where a source document's ``path:`` may be: as written if absolute; else beside the spec
     file and up to three folders above it (a spec in ``spec/`` of a repository whose sources
     lie in ``../shared/`` beside the repository), then the working folder and its parent."""
@@ -35,7 +46,7 @@ def source_candidates(subject, rel: str) -> list[Path]:
     return out
 
 
-def _source_text(subject, key: str) -> tuple[str | None, str]:
+def _source_text(subject: Subject, key: str) -> tuple[str | None, str]:
     """The text of a source document, or None and why not."""
     doc = subject.documents.get(key)
     if doc is None or not getattr(doc, "path", ""):
@@ -96,7 +107,7 @@ def in_place(text: str | None, quote: str) -> Markup | None:
     return Markup("".join(out))
 
 
-def crossover_plot(subject) -> Markup | None:
+def crossover_plot(subject: Subject) -> Markup | None:
     """Projections' FLOPs (8nd²) and attention's (4n²d) against n at the subject's d, the exact
     crossover (solved by SymPy from the spec's own formulas) and the text's n = d."""
     f = subject.formulas
@@ -120,7 +131,7 @@ def crossover_plot(subject) -> Markup | None:
     return Markup(crossover(d_value, pf, af, exact, d_value, title))
 
 
-def _subject_d(subject) -> int:
+def _subject_d(subject: Subject) -> int:
     """The d of the subject's own dominance example (the text's d_model), else 512."""
     for c in subject.claims:
         for ch in c.checks:
@@ -130,9 +141,17 @@ def _subject_d(subject) -> int:
     return 512
 
 
-def render_html(subject_results) -> str:
-    from .render import env
-    claims, sources, plots = [], Counter(), []
+@lru_cache(maxsize=1)
+def env() -> Environment:
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    return Environment(loader=FileSystemLoader(HERE), autoescape=select_autoescape(default=True),
+                       trim_blocks=True, lstrip_blocks=True)
+
+
+def render_html(subject_results: Results) -> str:
+    claims: list[dict[str, Any]] = []
+    sources: Counter[str] = Counter()
+    plots: list[tuple[Subject, Markup]] = []
     cwd = str(Path.cwd()) + os.sep
     for sr in subject_results:
         texts: dict[str, tuple[str | None, str]] = {}
@@ -156,7 +175,7 @@ def render_html(subject_results) -> str:
             claims.append(c)
     s = summary(subject_results)
     verdicts = sorted({c["verdict"] for c in claims} | {"holds", "refuted", "unverifiable", "error"})
-    css = (Path(__file__).parent / "static" / "grader.css").read_text(encoding="utf-8")
+    css = CSS.read_text(encoding="utf-8")
     return env().get_template("spec_report.html").render(
         subjects=[sr.subject for sr in subject_results], claims=claims, summary=s, line=summary_line(s),
         verdicts=verdicts, counts=Counter(c["verdict"] for c in claims), sources=sorted(sources.items()),

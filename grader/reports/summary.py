@@ -2,7 +2,7 @@
 mean score, success rate and unanswered count, and the most common wrong answers grouped by
 the feedback they received (the class's misconceptions, largest group first); plots of it.
 
-    from grader.grade.summary import summarize, summary_json, summary_text, write_plots
+    from grader.reports.summary import summarize, summary_json, summary_text, write_plots
     s = summarize(report, points={"17-08/practice-1": 1.0, ...})   # the bank's problems and points
     s.problems[0].success_rate, s.problems[0].wrong[0].feedback, s.problems[0].wrong[0].answers
     write_plots(s, "plots/", formats=("png", "svg"))

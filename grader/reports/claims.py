@@ -1,16 +1,27 @@
-"""Reports of a check-spec run: text (rich tables; colour only on a terminal), json, junit."""
+"""Reports of a check-spec run: text (rich tables; colour only on a terminal), json, junit
+(the formats: :data:`grader.reports.FORMATS` ``["claims"]``; html: :mod:`grader.reports.html`)."""
 from __future__ import annotations
 
+import io
 import json
 from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from .model import ALL_VERDICTS, DEMONSTRATION_VERDICTS
+from grader.claims.model import ALL_VERDICTS, DEMONSTRATION_VERDICTS, ClaimResult
+
+from . import junit
+
+if TYPE_CHECKING:
+    from grader.claims.run import SubjectResult
+
+Results = Sequence["SubjectResult"]
 
 COLOURS = {"holds": "green", "refuted": "yellow", "error": "red", "unverifiable": "cyan",
            "demonstrated": "green", "not demonstrated": "yellow", "inconclusive": "magenta", "skipped": "dim"}
 
 
-def summary(subject_results) -> dict:
+def summary(subject_results: Results) -> dict[str, int]:
     """Counts by verdict, how many met their expectation, and how many did not."""
     results = [r for s in subject_results for r in s.results]
     counts = Counter(r.verdict for r in results)
@@ -18,9 +29,9 @@ def summary(subject_results) -> dict:
             "ok": sum(r.ok for r in results), "unexpected": sum(not r.ok for r in results)}
 
 
-def claim_dict(r) -> dict:
+def claim_dict(r: ClaimResult) -> dict[str, Any]:
     c = r.claim
-    evidence = {"summary": r.evidence,
+    evidence: dict[str, Any] = {"summary": r.evidence,
                 "checks": [{"kind": x.kind, "verdict": x.verdict, "method": x.method, "summary": x.summary,
                             "details": _plain(_reported(x.details))} for x in r.checks]}
     if c.corrected:
@@ -33,7 +44,7 @@ def claim_dict(r) -> dict:
             "location": str(c.location) if c.location else None, "seconds": round(r.seconds, 4)}
 
 
-def _reported(details) -> dict:
+def _reported(details: Any) -> dict[str, Any]:
     """A check's details as reports show them: a demonstration's attention maps (the data of
     `--figures`, kept in the result for the API) by figure name only."""
     d = dict(details)
@@ -42,7 +53,7 @@ def _reported(details) -> dict:
     return d
 
 
-def _plain(x):
+def _plain(x: Any) -> Any:
     if isinstance(x, dict) or hasattr(x, "items"):
         return {str(k): _plain(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -52,44 +63,42 @@ def _plain(x):
     return str(x)
 
 
-def to_json(subject_results) -> str:
+def to_json(subject_results: Results) -> str:
     return json.dumps({"subjects": [{"id": s.subject.id, "title": s.subject.title, "file": s.subject.file}
                                     for s in subject_results],
                        "claims": [claim_dict(r) for s in subject_results for r in s.results],
                        "summary": summary(subject_results)}, ensure_ascii=False, indent=2) + "\n"
 
 
-def to_junit(subject_results) -> str:
+def to_junit(subject_results: Results) -> str:
     """JUnit XML: a testsuite per subject, a testcase per claim (failure: verdict ≠ expected;
     error: the claim could not be checked; skipped: unverifiable as expected)."""
-    from xml.etree import ElementTree as ET
-
     s = summary(subject_results)
-    root = ET.Element("testsuites", name="grader check-spec", tests=str(s["claims"]),
-                      failures=str(sum(1 for x in subject_results for r in x.results if not r.ok and r.verdict != "error")),
-                      errors=str(s["error"]))
+    suites = []
     for sr in subject_results:
-        suite = ET.SubElement(root, "testsuite", name=f"{sr.subject.id} {sr.subject.title}",
-                              tests=str(len(sr.results)),
-                              failures=str(sum(1 for r in sr.results if not r.ok and r.verdict != "error")),
-                              errors=str(sum(1 for r in sr.results if r.verdict == "error")),
-                              time=f"{sum(r.seconds for r in sr.results):.3f}")
+        suite = junit.Suite({"name": f"{sr.subject.id} {sr.subject.title}", "tests": str(len(sr.results)),
+                             "failures": str(sum(1 for r in sr.results if not r.ok and r.verdict != "error")),
+                             "errors": str(sum(1 for r in sr.results if r.verdict == "error")),
+                             "time": f"{sum(r.seconds for r in sr.results):.3f}"})
         for r in sr.results:
-            case = ET.SubElement(suite, "testcase", classname=f"{sr.subject.id}.{r.claim.source.document}",
-                                 name=r.claim.id, time=f"{r.seconds:.3f}")
+            case = junit.Case({"classname": f"{sr.subject.id}.{r.claim.source.document}", "name": r.claim.id,
+                               "time": f"{r.seconds:.3f}"})
             text = _detail(r)
             if r.verdict == "error":
-                ET.SubElement(case, "error", message=r.evidence[:500]).text = text
+                case.add("error", text, message=r.evidence[:500])
             elif not r.ok:
-                ET.SubElement(case, "failure", message=f"verdict {r.verdict}, expected {r.claim.expect}").text = text
+                case.add("failure", text, message=f"verdict {r.verdict}, expected {r.claim.expect}")
             elif r.verdict in ("unverifiable", "skipped"):
-                ET.SubElement(case, "skipped", message=r.evidence[:500])
-            ET.SubElement(case, "system-out").text = text
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+                case.add("skipped", message=r.evidence[:500])
+            case.add("system-out", text)
+            suite.cases.append(case)
+        suites.append(suite)
+    failures = sum(1 for x in subject_results for r in x.results if not r.ok and r.verdict != "error")
+    return junit.write({"name": "grader check-spec", "tests": str(s["claims"]), "failures": str(failures),
+                        "errors": str(s["error"])}, suites, declaration=junit.CLAIMS_DECLARATION)
 
 
-def _detail(r) -> str:
+def _detail(r: ClaimResult) -> str:
     lines = [f"quote: {r.claim.quote}", f"source: {r.claim.source}", f"verdict: {r.verdict} (expected {r.claim.expect})"]
     lines += [f"- {x.kind} [{x.verdict}]: {x.summary}" for x in r.checks]
     if r.disagreement:
@@ -99,7 +108,8 @@ def _detail(r) -> str:
     return "\n".join(lines)
 
 
-def to_text(subject_results, *, verbose=False, colour=None, width=None) -> str:
+def to_text(subject_results: Results, *, verbose: bool = False, colour: bool | None = None,
+            width: int | None = None) -> str:
     """Per subject a table (claim, verdict, expected, evidence) and a summary line.
 
     ``width``: the terminal's columns (None: 160, for files, pipes and CI logs). The table fits
@@ -139,9 +149,9 @@ def to_text(subject_results, *, verbose=False, colour=None, width=None) -> str:
     return console.export_text(styles=bool(colour))
 
 
-def summary_line(s) -> str:
+def summary_line(s: dict[str, int]) -> str:
     """"3 claims: 2 hold, 1 refuted, 0 unverifiable, 1 error; 1 not as expected"."""
-    def n(count, word, plural=None):
+    def n(count: int, word: str, plural: str | None = None) -> str:
         return f"{count} {word if count == 1 else (plural or word + 's')}"
     shown = [v for v in DEMONSTRATION_VERDICTS if s.get(v)]    # only when a spec has demonstrations
     demonstrations = "".join(f", {s[v]} {v}" for v in shown)
@@ -149,15 +159,18 @@ def summary_line(s) -> str:
             f"{demonstrations}, {n(s['error'], 'error')}; {s['unexpected']} not as expected")
 
 
-class _Null:
-    def write(self, s):
+class _Null(io.StringIO):
+    """A file that keeps nothing (the console records what it prints)."""
+
+    def write(self, s: str) -> int:
         return len(s)
 
-    def flush(self):
+    def flush(self) -> None:
         pass
 
 
-def render(subject_results, fmt: str, *, verbose=False, colour=None, width=None) -> str:
+def render(subject_results: Results, fmt: str, *, verbose: bool = False, colour: bool | None = None,
+           width: int | None = None) -> str:
     if fmt == "json":
         return to_json(subject_results)
     if fmt == "junit":

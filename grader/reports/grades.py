@@ -1,4 +1,5 @@
-"""Write a grading :class:`~grader.grade.run.Report` as text, json, junit or gradescope.
+"""Write a grading :class:`~grader.grade.results.Report` as text, json, junit or gradescope
+(the formats: :data:`grader.reports.FORMATS` ``["grades"]``).
 
 json (fields other tools rely on)::
 
@@ -31,21 +32,25 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from xml.etree import ElementTree as ET
+from collections.abc import Mapping
+from typing import Any
 
-from .pool import gc_paused
-from .results import error_json, submission_json
+from grader.grade.pool import gc_paused
+from grader.grade.results import AnswerResult, CodeTestResult, Report, error_json, submission_json
 
-FORMATS = ("text", "json", "junit", "gradescope")
+from . import junit, plural
+from .summary import ClassSummary, summary_json, summary_text
+
+Points = Mapping[str, float] | None
 
 
-def _num(x):
+def _num(x: float) -> float | int:
     """2.0 -> 2 (scores are finite)."""
     i = int(x)
     return i if i == x else x
 
 
-def to_dict(report) -> dict:
+def to_dict(report: Report) -> dict[str, Any]:
     subs = [submission_json(s) for s in report.submissions]
     errors = [error_json(e) for e in report.errors]
     return {"submissions": subs, "errors": errors,
@@ -65,7 +70,7 @@ def safe_text(text: str) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _safe(value):
+def _safe(value: Any) -> Any:
     """A report's data with :func:`safe_text` applied to every string (keys included)."""
     if isinstance(value, str):
         return safe_text(value)
@@ -76,7 +81,7 @@ def _safe(value):
     return value
 
 
-def _dumps(data, indent) -> str:
+def _dumps(data: Any, indent: int | None) -> str:
     """JSON text that UTF-8 can encode: the data as it is (the common case, checked at C speed),
     else with its strings made safe."""
     text = json.dumps(data, indent=indent, ensure_ascii=False, default=str)
@@ -87,11 +92,10 @@ def _dumps(data, indent) -> str:
     return text
 
 
-def as_json(report, summary=None) -> str:
+def as_json(report: Report, summary: ClassSummary | None = None) -> str:
     with gc_paused():               # a class is hundreds of thousands of small dicts, no cycles
         data = to_dict(report)
-    if summary is not None:         # --summary: the class summary (grader.grade.summary)
-        from .summary import summary_json
+    if summary is not None:         # --summary: the class summary (grader.reports.summary)
         data["class"] = summary_json(summary)
     # indented for people; a big report compact (C encoder, several times faster): its size is
     # its results and the unanswered problems it lists
@@ -105,11 +109,6 @@ MARK = {"correct": "✓", "partial": "~", "wrong": "✗", "invalid": "✗", "unk
 WIDTH = 100         # text reports: a code answer's test messages are wrapped to this width
 
 
-def plural(n: int, word: str) -> str:
-    """'1 submission', '2 submissions'."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
 def printable(text: str) -> str:
     """Text safe for a terminal: control and format characters escaped (\\u001b, \\u202e)."""
     if text.isprintable():
@@ -117,19 +116,19 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text)
 
 
-def _points(r) -> str:
+def _points(r: AnswerResult) -> str:
     """'2/3', or '–/2' for an answer a person must grade."""
     return f"–/{_num(r.pending_points)}" if r.pending_points else f"{_num(r.score)}/{_num(r.max_score)}"
 
 
-def _pending_note(r) -> str:
+def _pending_note(r: AnswerResult) -> str:
     return f"needs a person to grade it ({_num(r.pending_points)} points, counted 0 until then)"
 
 
-def as_text(report, errors: bool = True) -> str:
+def as_text(report: Report, errors: bool = True) -> str:
     """The report for people; ``errors``: with the input errors at the top (the command writes
     them to stderr instead)."""
-    lines = []
+    lines: list[str] = []
     for e in (report.errors if errors else ()):
         lines.append(f"error: {e}")
     for s in report.submissions:
@@ -153,74 +152,65 @@ def as_text(report, errors: bool = True) -> str:
     return "\n".join(printable(line) for line in lines) + "\n"
 
 
-_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def xml_safe(value) -> str:
-    """Text XML 1.0 can hold: characters it forbids are written as \\uXXXX."""
-    return _XML_BAD.sub(lambda m: f"\\u{ord(m.group()):04x}", str(value))
-
-
-def _share(r, t) -> float:
+def _share(r: AnswerResult, t: CodeTestResult) -> float:
     """A code test's share of its answer's points (the tests count alike)."""
     return r.max_score / len(r.tests) if r.tests else r.max_score
 
 
-def as_junit(report, points=None) -> str:
+def as_junit(report: Report, points: Points = None) -> str:
     """One testsuite per submission: a testcase per answer; a code answer's tests each a
     testcase of their own (``id::test``), with their own message; an unanswered problem a
     failing testcase."""
-    suites = ET.Element("testsuites", name="grader grade")
+    suites = []
     for s in report.submissions:
-        suite = ET.SubElement(suites, "testsuite", name=xml_safe(s.learner), file=xml_safe(s.file))
-        counts = {"tests": 0, "failures": 0, "skipped": 0}
+        cases: list[junit.Case] = []
+        failures = skipped = 0
 
-        def case(name, r=None, file=None, line=""):
-            counts["tests"] += 1
-            return ET.SubElement(suite, "testcase", classname=xml_safe(s.learner), name=xml_safe(name),
-                                 file=xml_safe(file or s.file), line=line)
+        def case(name: str, file: str | None = None, line: str = "") -> junit.Case:
+            c = junit.Case({"classname": s.learner, "name": name, "file": file or s.file, "line": line})
+            cases.append(c)
+            return c
 
         for r in s.results:
             file = r.location.file if r.location else s.file
             line = str(r.location.line) if r.location and r.location.line else ""
             if r.tests:
                 for t in r.tests:
-                    c = case(f"{r.id}::{t.name}", r, file, line)
-                    ET.SubElement(c, "system-out").text = xml_safe(
-                        f"score {_num(round(_share(r, t) if t.passed else 0, 6))}/{_num(round(_share(r, t), 6))}")
+                    c = case(f"{r.id}::{t.name}", file, line)
+                    c.add("system-out", f"score {_num(round(_share(r, t) if t.passed else 0, 6))}/"
+                                        f"{_num(round(_share(r, t), 6))}")
                     if not t.passed:
-                        counts["failures"] += 1
-                        ET.SubElement(c, "failure", message=xml_safe(t.message), type="failed").text = xml_safe(t.message)
+                        failures += 1
+                        c.add("failure", t.message, message=t.message, type="failed")
                 continue
-            c = case(r.id, r, file, line)
-            ET.SubElement(c, "system-out").text = xml_safe(f"score {_points(r)}: {r.feedback}")
+            c = case(r.id, file, line)
+            c.add("system-out", f"score {_points(r)}: {r.feedback}")
             if r.correct is False:
-                counts["failures"] += 1
-                ET.SubElement(c, "failure", message=xml_safe(r.feedback), type=r.status).text = xml_safe(f"answer: {r.answer}")
+                failures += 1
+                c.add("failure", f"answer: {r.answer}", message=r.feedback, type=r.status)
             elif r.correct is None:
-                counts["skipped"] += 1
-                ET.SubElement(c, "skipped", message=xml_safe(r.feedback))
+                skipped += 1
+                c.add("skipped", message=r.feedback)
         for pid in s.unanswered:
             c = case(pid)
-            counts["failures"] += 1
+            failures += 1
             worth = (points or {}).get(pid)
-            ET.SubElement(c, "failure", message="not answered", type="unanswered").text = xml_safe(
-                "not answered" + (f" (0/{_num(worth)})" if worth is not None else ""))
-        suite.set("tests", str(counts["tests"]))
-        suite.set("failures", str(counts["failures"]))
-        suite.set("skipped", str(counts["skipped"]))
-        suite.set("errors", "0")
+            c.add("failure", "not answered" + (f" (0/{_num(worth)})" if worth is not None else ""),
+                  message="not answered", type="unanswered")
+        suites.append(junit.Suite({"name": s.learner, "file": s.file, "tests": str(len(cases)),
+                                   "failures": str(failures), "skipped": str(skipped), "errors": "0"}, cases))
     if report.errors:
-        suite = ET.SubElement(suites, "testsuite", name="input", tests=str(len(report.errors)),
-                              failures="0", errors=str(len(report.errors)), skipped="0")
+        inputs = junit.Suite({"name": "input", "tests": str(len(report.errors)), "failures": "0",
+                              "errors": str(len(report.errors)), "skipped": "0"})
         for e in report.errors:
-            case = ET.SubElement(suite, "testcase", classname="input", name=xml_safe(e.location or "input"))
-            ET.SubElement(case, "error", message=xml_safe(e.message))
-    ET.indent(suites)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+            c = junit.Case({"classname": "input", "name": str(e.location or "input")})
+            c.add("error", message=e.message)
+            inputs.cases.append(c)
+        suites.append(inputs)
+    return junit.write({"name": "grader grade"}, suites, declaration=junit.GRADES_DECLARATION)
 
 
-def as_gradescope(report, points=None) -> str:
+def as_gradescope(report: Report, points: Points = None) -> str:
     """Gradescope's results.json: a test per answer; a code answer's tests each a test of their
     own (its share of the points, its own message; hidden tests ``visibility:
     after_published``); an unanswered problem a failed test worth 0 of its points."""
@@ -228,13 +218,14 @@ def as_gradescope(report, points=None) -> str:
         from grader.errors import InputError
         raise InputError(f"gradescope's results.json holds one submission; got {len(report.submissions)}")
     s = report.submissions[0]
-    tests = []
+    tests: list[dict[str, Any]] = []
     for r in s.results:
         if r.tests:
             for t in r.tests:
                 share = _share(r, t)
-                test = {"name": f"{r.id}: {t.name}", "score": _num(share if t.passed else 0), "max_score": _num(share),
-                        "status": "passed" if t.passed else "failed", "output": t.message or "passed"}
+                test: dict[str, Any] = {"name": f"{r.id}: {t.name}", "score": _num(share if t.passed else 0),
+                                        "max_score": _num(share), "status": "passed" if t.passed else "failed",
+                                        "output": t.message or "passed"}
                 if t.hidden:
                     test["visibility"] = "after_published"
                 tests.append(test)
@@ -250,7 +241,7 @@ def as_gradescope(report, points=None) -> str:
         if points and pid in points:
             test["max_score"] = _num(points[pid])
         tests.append(test)
-    out = {"score": _num(s.score), "max_score": _num(s.max_score), "tests": tests}
+    out: dict[str, Any] = {"score": _num(s.score), "max_score": _num(s.max_score), "tests": tests}
     notes = [str(e) for e in report.errors]
     if s.pending_points:
         notes.append(f"{_num(s.pending_points)} points wait for a person to grade them: counted 0 until then.")
@@ -259,18 +250,20 @@ def as_gradescope(report, points=None) -> str:
     return _dumps(out, 2) + "\n"
 
 
-def render(report, fmt: str, *, points=None, summary=None, text_errors: bool = True) -> str:
+def render(report: Report, fmt: str, *, points: Points = None, summary: ClassSummary | None = None,
+           text_errors: bool = True) -> str:
     """The report in ``fmt``, as text that UTF-8 can always encode (every writer escapes what it
     writes; a last pass makes sure of it, so that the report is never lost to one string).
     ``points``: problem id -> points (the bank's), for the unanswered problems' worth;
-    ``summary``: a :class:`grader.grade.summary.ClassSummary` to add (text and json)."""
-    if fmt in ("junit", "gradescope"):
-        text = {"junit": as_junit, "gradescope": as_gradescope}[fmt](report, points)
+    ``summary``: a :class:`grader.reports.summary.ClassSummary` to add (text and json)."""
+    if fmt == "junit":
+        text = as_junit(report, points)
+    elif fmt == "gradescope":
+        text = as_gradescope(report, points)
     elif fmt == "json":
         text = as_json(report, summary)
     else:
         text = as_text(report, errors=text_errors)
         if summary is not None:
-            from .summary import summary_text
             text += "\n" + "\n".join(printable(line) for line in summary_text(summary).splitlines()) + "\n"
     return text if fmt in ("json", "gradescope") else safe_text(text)     # (JSON: made safe as it is dumped)

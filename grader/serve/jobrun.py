@@ -1,4 +1,4 @@
-"""A service job in a process of its own on a Dask worker: ``python -m grader.cluster.jobrun``.
+"""A service job in a process of its own on a Dask worker: ``python -m grader.serve.jobrun`` (started by :class:`grader.cluster.jobs.DaskJobExecutor`).
 
 A Dask worker is a daemon process with threads: a job (whose batch forks a worker pool, whose
 code runs in the sandbox) runs in a fresh Python instead, as it runs in a job process of
