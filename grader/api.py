@@ -218,11 +218,11 @@ def grade_answer(bank: Bank, problem_id: str, raw: object, *, learner: str | Non
     from grader.grade.check import CodeTask, Checker
     from grader.grade.plan import CodeCheck, SpecCheck, decide, result, settle
     from grader.grade.pool import limits_for
-    from grader.grade.results import AnswerGrade
+    from grader.grade.results import AnswerGrade, Status
     problem = bank.get(problem_id) if isinstance(problem_id, str) else None
     if learner is None and problem is not None and problem.variant is not None:
         grade = AnswerGrade(0.0, None, "cannot grade: this problem draws its numbers per learner, and no learner "
-                                       "was given", None, "error")
+                                       "was given", None, Status.ERROR)
         return result(problem_id, raw, problem, None, grade, None)
     d = decide(bank, problem_id, raw, learner=learner or "", base=base_dir if base_dir is not None else Path("."))
     action = d.action

@@ -6,20 +6,34 @@ them from YAML and the runner (:mod:`grader.claims.run`) turns claims into resul
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Mapping
 
 from grader.errors import Location
 from grader.values import frozen_map
 
-__all__ = ["EXPECTATIONS", "VERDICTS", "Check", "CheckResult", "Claim", "ClaimResult", "Constraint", "Document",
+__all__ = ["EXPECTATIONS", "VERDICTS", "Verdict", "Check", "CheckResult", "Claim", "ClaimResult", "Constraint", "Document",
            "ModelConfig", "Source", "Subject", "frozen_map"]
 
-VERDICTS = ("holds", "refuted", "error", "unverifiable")
-# Verdicts of demonstrations (kind: demonstrate): evidence from seeded experiments, not proofs.
-# "skipped": the experiment was not run (check-spec --no-train); it is not a verdict.
-DEMONSTRATION_VERDICTS = ("demonstrated", "not demonstrated", "inconclusive", "skipped")
+class Verdict(StrEnum):
+    """A check's or a claim's verdict (a string: equal to its value, written as it in every report)."""
+
+    HOLDS = "holds"
+    REFUTED = "refuted"
+    ERROR = "error"
+    UNVERIFIABLE = "unverifiable"
+    # demonstrations (kind: demonstrate): evidence from seeded experiments, not proofs
+    DEMONSTRATED = "demonstrated"
+    NOT_DEMONSTRATED = "not demonstrated"
+    INCONCLUSIVE = "inconclusive"
+    SKIPPED = "skipped"     # the experiment was not run (check-spec --no-train); it is not a verdict
+
+
+V = Verdict
+VERDICTS = (V.HOLDS, V.REFUTED, V.ERROR, V.UNVERIFIABLE)
+DEMONSTRATION_VERDICTS = (V.DEMONSTRATED, V.NOT_DEMONSTRATED, V.INCONCLUSIVE, V.SKIPPED)
 ALL_VERDICTS = VERDICTS + DEMONSTRATION_VERDICTS
-EXPECTATIONS = ("holds", "refuted", "unverifiable", "demonstrated", "not demonstrated")
+EXPECTATIONS = (V.HOLDS, V.REFUTED, V.UNVERIFIABLE, V.DEMONSTRATED, V.NOT_DEMONSTRATED)
 
 
 @dataclass(frozen=True)
@@ -130,10 +144,13 @@ class CheckResult:
     """What one check found: a verdict and its evidence (one line plus details)."""
 
     kind: str
-    verdict: str
+    verdict: Verdict
     summary: str
     details: Mapping[str, Any] = field(default_factory=frozen_map)
     method: str = ""     # "symbolic" | "measured" | "config" | ""
+
+    def __post_init__(self) -> None:    # a check kind may write its verdict as the string
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
 
 
 @dataclass(frozen=True)
@@ -141,15 +158,18 @@ class ClaimResult:
     """The verdict on one claim, with the results of its checks."""
 
     claim: Claim
-    verdict: str
+    verdict: Verdict
     checks: tuple[CheckResult, ...]
     seconds: float = 0.0
     disagreement: str = ""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
+
     @property
     def ok(self) -> bool:
         """The verdict is the expected one (a skipped demonstration is no verdict, so no mismatch)."""
-        if not (self.verdict == self.claim.expect or self.verdict == "skipped"):
+        if not (self.verdict == self.claim.expect or self.verdict == Verdict.SKIPPED):
             return False
         return not self.checks_not_as_expected
 

@@ -37,10 +37,11 @@ from .checks import KINDS
 from .checks.common import Context, request_key, result
 from .limits import DEFAULT_TIMEOUT, MAX_TIMEOUT, check_timeout
 from .measurer import MeasureError
-from .model import Check, CheckResult, Claim, ClaimResult, Subject
+from .model import Check, CheckResult, Claim, ClaimResult, Subject, Verdict
 
 # A symbolic check of the text's arithmetic/formula and a measurement of the same thing on mha:
 # when one holds and the other is refuted, the claim reports the disagreement as such.
+DECISIVE = (Verdict.HOLDS, Verdict.REFUTED)     # the verdicts a symbolic check and a measurement can disagree on
 SYMBOLIC_PAIRED = ("identity", "numeric", "dominance", "asymptotic")
 MEASURED_PAIRED = ("measure", "compare")
 
@@ -69,29 +70,29 @@ def select(subject: Subject, only: str | None) -> list[Claim]:
     return [c for c in subject.claims if only is None or fnmatch.fnmatchcase(c.id, only)]
 
 
-def combine(checks: Sequence[CheckResult]) -> str:
+def combine(checks: Sequence[CheckResult]) -> Verdict:
     """A claim's verdict from its checks: error > refuted > holds; all unverifiable -> unverifiable.
     A demonstration (kind demonstrate) is evidence, not proof: its verdict outranks holds, the
     weakest first (not demonstrated > inconclusive > skipped > demonstrated)."""
     verdicts = [c.verdict for c in checks]
-    if not verdicts or "error" in verdicts:
-        return "error"
-    if all(v == "unverifiable" for v in verdicts):
-        return "unverifiable"
-    if "refuted" in verdicts:
-        return "refuted"
-    for v in ("not demonstrated", "inconclusive", "skipped", "demonstrated"):
+    if not verdicts or Verdict.ERROR in verdicts:
+        return Verdict.ERROR
+    if all(v == Verdict.UNVERIFIABLE for v in verdicts):
+        return Verdict.UNVERIFIABLE
+    if Verdict.REFUTED in verdicts:
+        return Verdict.REFUTED
+    for v in (Verdict.NOT_DEMONSTRATED, Verdict.INCONCLUSIVE, Verdict.SKIPPED, Verdict.DEMONSTRATED):
         if v in verdicts:
             return v
-    return "holds"
+    return Verdict.HOLDS
 
 
 def disagreement(checks: Sequence[CheckResult]) -> str:
     """A sentence when a symbolic check of the text's arithmetic and a measurement on mha reach
     different verdicts: paired by the figure they test when they share one, otherwise only when
     no symbolic check reaches the measurement's verdict (one that agrees is its counterpart)."""
-    sym = [c for c in checks if c.kind in SYMBOLIC_PAIRED and c.verdict in ("holds", "refuted")]
-    mea = [c for c in checks if c.kind in MEASURED_PAIRED and c.verdict in ("holds", "refuted")]
+    sym = [c for c in checks if c.kind in SYMBOLIC_PAIRED and c.verdict in DECISIVE]
+    mea = [c for c in checks if c.kind in MEASURED_PAIRED and c.verdict in DECISIVE]
     for m in mea:
         claimed = m.details.get("claimed")
         pool = [s for s in sym if claimed and s.details.get("claimed") == claimed] or sym
@@ -110,7 +111,7 @@ def _another_quantity(s: CheckResult, m: CheckResult) -> str:
     """The precise reading of one disagreement: the text's arithmetic gives its figure (a numeric check
     holds) but the measured quantity is another number — and, where the measurement has a formula,
     that formula is the measured one: the figure is right arithmetic of a different quantity."""
-    if not (s.kind == "numeric" and s.verdict == "holds" and m.kind == "measure" and m.verdict == "refuted"
+    if not (s.kind == "numeric" and s.verdict == Verdict.HOLDS and m.kind == "measure" and m.verdict == Verdict.REFUTED
             and m.details.get("claimed") and s.details.get("claimed") == m.details.get("claimed")):
         return ""
     from .checks.common import show_values
@@ -130,11 +131,11 @@ def _another_quantity(s: CheckResult, m: CheckResult) -> str:
 
 def _failed(check: Check, e: BaseException) -> CheckResult:
     where = f" at {check.location}" if check.location else ""
-    return result(check.kind, "error", f"{check.kind} check{where} failed: {type(e).__name__}: {e}")
+    return result(check.kind, Verdict.ERROR, f"{check.kind} check{where} failed: {type(e).__name__}: {e}")
 
 
 def _timed_out(timeout: float | None, where: str = "") -> CheckResult:
-    return result("timeout", "error", f"time limit of {timeout:g} s exceeded{where}")
+    return result("timeout", Verdict.ERROR, f"time limit of {timeout:g} s exceeded{where}")
 
 
 @dataclass
@@ -209,7 +210,7 @@ def _step3(p: _Pending, timeout: float | None, measurer: Any) -> ClaimResult:
             if outcome.failure:
                 failure = outcome.failure
                 extra.append(_timed_out(timeout, " while measuring") if outcome.timed_out
-                             else result("measure", "error", outcome.failure))
+                             else result("measure", Verdict.ERROR, outcome.failure))
             else:
                 for request, value in zip(p.requests, outcome.values):
                     if isinstance(value, list):
@@ -227,7 +228,7 @@ def _step3(p: _Pending, timeout: float | None, measurer: Any) -> ClaimResult:
                         except ClaimTimeout:
                             raise
                         except MeasureError as e:
-                            results[i] = result(check.kind, "error", f"{check.kind} check at {check.location}: "
+                            results[i] = result(check.kind, Verdict.ERROR, f"{check.kind} check at {check.location}: "
                                                                      f"measurement failed: {e}")
                         except Exception as e:  # noqa: BLE001
                             results[i] = _failed(check, e)

@@ -23,7 +23,7 @@ from grader.bank.variants import for_learner
 
 from .check import CodeTask, Checker, code_target, prepare, screen
 from .pool import AnswerLimits, Failure
-from .results import AnswerGrade, AnswerResult, echo, invalid
+from .results import AnswerGrade, AnswerResult, Status, echo, invalid
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Planned(NamedTuple):
 
 def unknown(problem_id: Any, location: Any) -> AnswerGrade:
     at = f" at {location}" if location is not None else ""
-    return AnswerGrade(0.0, False, f"unknown problem id {problem_id!r}{at}", None, "unknown")
+    return AnswerGrade(0.0, False, f"unknown problem id {problem_id!r}{at}", None, Status.UNKNOWN)
 
 
 def spec_of(bank: Bank, seen: Problem, variant: str | None) -> SpecCheck | AnswerGrade:
@@ -80,7 +80,7 @@ def _prepared(bank: Bank, seen: Problem, variant: str | None) -> SpecCheck | Ans
         return SpecCheck((seen.id, variant), prepare(seen, bank))
     except Exception as e:
         return AnswerGrade(0.0, None, f"cannot grade: the problem cannot be prepared ({e}); "
-                                      "a person must look at it", None, "error")
+                                      "a person must look at it", None, Status.ERROR)
 
 
 def decide(bank: Bank, problem_id: Any, raw: Any, *, learner: str, location: Any = None,
@@ -99,7 +99,7 @@ def decide(bank: Bank, problem_id: Any, raw: Any, *, learner: str, location: Any
     graded = _graded(problem.kind)
     if graded == "person":                              # free text: recorded for a person
         return Decision(problem, None, AnswerGrade(0.0, None, "recorded: a person must grade this answer", None,
-                                                   "needs_person"), True)
+                                                   Status.NEEDS_PERSON), True)
     if graded == "tests":                               # code: the path is relative to the answers file
         if base is None:
             base = Path(getattr(location, "file", None) or ".").parent
@@ -110,7 +110,7 @@ def decide(bank: Bank, problem_id: Any, raw: Any, *, learner: str, location: Any
             seen, variant = for_learner(problem, learner, bank)
         except Exception as e:  # a variant the spec cannot derive: a bank bug, reported on the answer
             return Decision(problem, None, AnswerGrade(0.0, None, f"cannot grade: the variant cannot be derived ({e})",
-                                                       None, "error"))
+                                                       None, Status.ERROR))
         return Decision(seen, variant, spec_of(bank, seen, variant))
     return Decision(problem, None, spec_of(bank, problem, None), True)
 
@@ -130,7 +130,7 @@ def too_complex(failure: Failure, limits: AnswerLimits) -> AnswerGrade:
                "died": "too complex to grade (the checker process died)"}[failure.reason]
         return invalid(why)
     return AnswerGrade(0.0, None, f"cannot grade this answer (internal error: {failure.detail}); "
-                                  "a person must look at it", None, "error")
+                                  "a person must look at it", None, Status.ERROR)
 
 
 def settle(out: Any, limits: AnswerLimits) -> AnswerGrade:
@@ -146,7 +146,7 @@ def result(problem_id: Any, raw: Any, problem: Problem | None, variant: str | No
     pending = points if grade.correct is None else 0.0
     feedback = f"{grade.feedback} ({variant})" if variant else grade.feedback
     return AnswerResult(id=str(problem_id), answer=echo(raw), score=0.0 if pending else round(grade.credit * points, 6),
-                        max_score=points, correct=grade.correct, feedback=feedback, status=grade.status,
+                        max_score=points, correct=grade.correct, feedback=feedback, status=Status(grade.status),
                         read_as=grade.read_as, variant=variant, location=location, pending_points=pending,
                         latex=grade.latex, tests=grade.tests)
 

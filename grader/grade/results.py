@@ -15,11 +15,24 @@ can never raise a percentage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from grader.errors import GraderError, Location
 
-STATUSES = ("correct", "partial", "wrong", "invalid", "unknown", "needs_person", "error")
+class Status(StrEnum):
+    """An answer's status (a string: equal to its value, written as it in JSON and text)."""
+
+    CORRECT = "correct"
+    PARTIAL = "partial"             # wrong, with partial credit (a known mistake)
+    WRONG = "wrong"
+    INVALID = "invalid"             # not an answer the kind can read
+    UNKNOWN = "unknown"             # no such problem id
+    NEEDS_PERSON = "needs_person"   # a person grades it (free text, an undecided equivalence)
+    ERROR = "error"                 # the engine could not check it: a person must look
+
+
+STATUSES = tuple(Status)
 
 
 @dataclass(frozen=True)
@@ -43,14 +56,14 @@ class AnswerGrade:
     correct: bool | None
     feedback: str
     read_as: str | None
-    status: str
+    status: Status
     latex: str | None = None
     tests: tuple[CodeTestResult, ...] = ()     # a code answer: every test, with its own message
 
 
 def invalid(message: str) -> AnswerGrade:
     """An answer that cannot be graded as given: 0 points, saying why."""
-    return AnswerGrade(0.0, False, f"invalid answer: {message}", None, "invalid")
+    return AnswerGrade(0.0, False, f"invalid answer: {message}", None, Status.INVALID)
 
 
 @dataclass(frozen=True)
@@ -63,7 +76,7 @@ class AnswerResult:
     max_score: float
     correct: bool | None
     feedback: str
-    status: str                 # correct|partial|wrong|invalid|unknown|needs_person|error
+    status: Status              # correct|partial|wrong|invalid|unknown|needs_person|error
     read_as: str | None = None
     variant: str | None = None
     location: Location | None = None

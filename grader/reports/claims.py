@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from grader.claims.model import ALL_VERDICTS, DEMONSTRATION_VERDICTS, ClaimResult
+from grader.claims.model import ALL_VERDICTS, DEMONSTRATION_VERDICTS, ClaimResult, Verdict
 
 from . import junit
 
@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 
 Results = Sequence["SubjectResult"]
 
-COLOURS = {"holds": "green", "refuted": "yellow", "error": "red", "unverifiable": "cyan",
-           "demonstrated": "green", "not demonstrated": "yellow", "inconclusive": "magenta", "skipped": "dim"}
+V = Verdict
+COLOURS = {V.HOLDS: "green", V.REFUTED: "yellow", V.ERROR: "red", V.UNVERIFIABLE: "cyan",
+           V.DEMONSTRATED: "green", V.NOT_DEMONSTRATED: "yellow", V.INCONCLUSIVE: "magenta", V.SKIPPED: "dim"}
 
 
 def summary(subject_results: Results) -> dict[str, int]:
@@ -77,25 +78,25 @@ def to_junit(subject_results: Results) -> str:
     suites = []
     for sr in subject_results:
         suite = junit.Suite({"name": f"{sr.subject.id} {sr.subject.title}", "tests": str(len(sr.results)),
-                             "failures": str(sum(1 for r in sr.results if not r.ok and r.verdict != "error")),
-                             "errors": str(sum(1 for r in sr.results if r.verdict == "error")),
+                             "failures": str(sum(1 for r in sr.results if not r.ok and r.verdict != V.ERROR)),
+                             "errors": str(sum(1 for r in sr.results if r.verdict == V.ERROR)),
                              "time": f"{sum(r.seconds for r in sr.results):.3f}"})
         for r in sr.results:
             case = junit.Case({"classname": f"{sr.subject.id}.{r.claim.source.document}", "name": r.claim.id,
                                "time": f"{r.seconds:.3f}"})
             text = _detail(r)
-            if r.verdict == "error":
+            if r.verdict == V.ERROR:
                 case.add("error", text, message=r.evidence[:500])
             elif not r.ok:
                 case.add("failure", text, message=f"verdict {r.verdict}, expected {r.claim.expect}")
-            elif r.verdict in ("unverifiable", "skipped"):
+            elif r.verdict in (V.UNVERIFIABLE, V.SKIPPED):
                 case.add("skipped", message=r.evidence[:500])
             case.add("system-out", text)
             suite.cases.append(case)
         suites.append(suite)
-    failures = sum(1 for x in subject_results for r in x.results if not r.ok and r.verdict != "error")
+    failures = sum(1 for x in subject_results for r in x.results if not r.ok and r.verdict != V.ERROR)
     return junit.write({"name": "grader check-spec", "tests": str(s["claims"]), "failures": str(failures),
-                        "errors": str(s["error"])}, suites, declaration=junit.CLAIMS_DECLARATION)
+                        "errors": str(s[V.ERROR])}, suites, declaration=junit.CLAIMS_DECLARATION)
 
 
 def _detail(r: ClaimResult) -> str:

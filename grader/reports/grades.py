@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from grader.grade.pool import gc_paused
-from grader.grade.results import AnswerResult, CodeTestResult, Report, error_json, submission_json
+from grader.grade.results import AnswerResult, CodeTestResult, Report, Status, error_json, submission_json
 
 from . import junit, plural
 from .summary import ClassSummary, summary_json, summary_text
@@ -104,8 +104,8 @@ def as_json(report: Report, summary: ClassSummary | None = None) -> str:
     return _dumps(data, indent) + "\n"
 
 
-MARK = {"correct": "✓", "partial": "~", "wrong": "✗", "invalid": "✗", "unknown": "?", "needs_person": "…",
-        "error": "!", "unanswered": "-"}
+MARK = {Status.CORRECT: "✓", Status.PARTIAL: "~", Status.WRONG: "✗", Status.INVALID: "✗", Status.UNKNOWN: "?",
+        Status.NEEDS_PERSON: "…", Status.ERROR: "!", "unanswered": "-"}
 WIDTH = 100         # text reports: a code answer's test messages are wrapped to this width
 
 

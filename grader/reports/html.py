@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup, escape
 
-from grader.claims.model import Subject
+from grader.claims.model import VERDICTS, Subject
 
 from .claims import Results, claim_dict, summary, summary_line
 
@@ -174,7 +174,7 @@ def render_html(subject_results: Results) -> str:
             sources[key] += 1
             claims.append(c)
     s = summary(subject_results)
-    verdicts = sorted({c["verdict"] for c in claims} | {"holds", "refuted", "unverifiable", "error"})
+    verdicts = sorted({str(c["verdict"]) for c in claims} | {str(v) for v in VERDICTS})
     css = CSS.read_text(encoding="utf-8")
     return env().get_template("spec_report.html").render(
         subjects=[sr.subject for sr in subject_results], claims=claims, summary=s, line=summary_line(s),

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..figures import fmt
 from ..measurer import MeasureError  # noqa: F401  (raised by Context.measured)
-from ..model import CheckResult, frozen_map
+from ..model import CheckResult, Verdict, frozen_map
 
 if TYPE_CHECKING:
     from ..loader import CheckSite
@@ -93,7 +93,7 @@ def _plain(v: Any) -> str:
 
 
 def result(kind: str, verdict: str, summary: str, method: str = "", **details: Any) -> CheckResult:
-    return CheckResult(kind, verdict, summary, frozen_map(details), method)
+    return CheckResult(kind, Verdict(verdict), summary, frozen_map(details), method)
 
 
 def num(x: Any) -> str:
