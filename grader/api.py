@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from grader.bank.model import Bank, Problem, Verification
+from grader.bank.model import Bank, Verification
+from grader.bank.model import Problem as BankProblem
 from grader.cluster import (ClusterError, check_cluster, check_scheduler, cluster_executor, cluster_job_executor,
                             cluster_sandboxes)
 from grader.errors import Location
@@ -183,7 +184,7 @@ def write_attention_maps(results: list[SubjectResult], folder: str) -> list[Path
     return written
 
 
-def learner_variant(problem: Problem, learner: str, bank: Bank) -> tuple[str, dict[str, int]]:
+def learner_variant(problem: BankProblem, learner: str, bank: Bank) -> tuple[str, dict[str, int]]:
     """A variant problem as ``learner`` gets it: its prompt with the learner's numbers, and the numbers drawn
     ({name: value}), as grading draws them."""
     from grader.bank.variants import drawn_values, for_learner
@@ -332,7 +333,7 @@ def check_subject(subject: Subject, *, measurer: Any = None, only: str | None = 
     return run_subject(subject, only=only, device=device, seed=seed, timeout=timeout, measurer=measurer)
 
 
-def verify_reference(problem: Problem, bank: Bank) -> Verification:
+def verify_reference(problem: BankProblem, bank: Bank) -> Verification:
     """Check one problem's reference answer against the spec (``derive``) and the real mha
     (``measure``): a :class:`grader.bank.verify.Verification` (``ok``, ``expected``, ``found``,
     ``message``). What the pytest plugin runs for each problem of a bank."""
@@ -347,9 +348,10 @@ __all__ += ["verify_reference"]
 # grader draft / grader check-text (issue #28): rules over the engine's own parsers, no torch.
 from grader.draft.engine import check_text, draft_string, draft_text  # noqa: E402
 from grader.draft.model import Draft, Problem, Proposed, Statement, TextCheck  # noqa: E402
-from grader.draft.report import draft_summary, render as render_text_check  # noqa: E402
+from grader.draft.sources import FORMATS as TEXT_FORMATS  # noqa: E402
+from grader.reports.text_check import draft_summary, render as render_text_check  # noqa: E402
 
-__all__ += ["draft_text", "draft_string", "check_text", "draft_summary", "render_text_check", "Draft", "Problem",
+__all__ += ["draft_text", "draft_string", "check_text", "draft_summary", "render_text_check", "TEXT_FORMATS", "Draft", "Problem",
             "Proposed", "Statement", "TextCheck"]
 
 

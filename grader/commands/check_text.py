@@ -3,19 +3,20 @@ from __future__ import annotations
 
 import click
 
+from grader.api import TEXT_FORMATS, report_formats
+
 
 @click.command("check-text")
 @click.argument("texts", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(report_formats("text-check")), default="text", show_default=True,
               help="Report format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write the report to FILE.")
-@click.option("--input-format", "input_fmt", type=click.Choice(["markdown", "text", "html", "latex", "notebook"]),
+@click.option("--input-format", "input_fmt", type=click.Choice(TEXT_FORMATS),
               default=None, help="Read every text as this format (default: by its suffix).")
 def check_text(texts: tuple[str, ...], fmt: str, output: str | None, input_fmt: str | None) -> int:
     """Recompute the worked arithmetic of TEXTS and compare their totals, formulas and shapes
     with the definitions above them. Exit status: 0 consistent, 1 an inconsistency, 2 bad input."""
-    from grader.api import check_text as run, render_text_check
-    from grader.files.output import cannot_write
+    from grader.api import cannot_write, check_text as run, render_text_check
     if output:
         why = cannot_write(output)
         if why:

@@ -3,20 +3,21 @@ from __future__ import annotations
 
 import click
 
+from grader.api import TEXT_FORMATS
+
 
 @click.command("draft")
 @click.argument("texts", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the spec to FILE (its sources' paths relative to it); default: standard output.")
 @click.option("--subject", default=None, metavar="ID", help="The subject's id (default: the first text's name).")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "text", "html", "latex", "notebook"]), default=None,
+@click.option("--format", "fmt", type=click.Choice(TEXT_FORMATS), default=None,
               help="Read every text as this format (default: by its suffix).")
 def draft(texts: tuple[str, ...], output: str | None, subject: str | None, fmt: str | None) -> None:
     """Draft a spec of TEXTS (Markdown, text, HTML, LaTeX, notebooks): one claim per checkable
     statement with its exact quote and section, and the checks proposed (marked DRAFT).
     The summary goes to standard error when the spec goes to standard output."""
-    from grader.api import draft_summary, draft_text
-    from grader.files.output import cannot_write
+    from grader.api import cannot_write, draft_summary, draft_text
     if output:
         why = cannot_write(output)
         if why:

@@ -2,7 +2,8 @@
 
 A report kind is what is reported: ``grades`` (a graded class, :mod:`.grades`), ``claims``
 (a check-spec run, :mod:`.claims`, and its standalone HTML page, :mod:`.html`), ``summary``
-(a class summary, :mod:`.summary`, added to the grades' text and json). :data:`FORMATS` lists
+(a class summary, :mod:`.summary`, added to the grades' text and json), ``text-check`` (``grader
+check-text``, :mod:`.text_check`, with ``grader draft``'s summary). :data:`FORMATS` lists
 each kind's formats, in the order the CLI shows them (its ``--format`` choices read it, and the
 API's :func:`grader.api.report_formats`); :func:`render` writes one. JUnit XML has one writer,
 :mod:`.junit`, shared by grades and claims.
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from grader.claims.run import SubjectResult
+    from grader.draft.model import TextCheck
     from grader.grade.results import Report
 
     from .summary import ClassSummary
@@ -25,6 +27,7 @@ FORMATS: Mapping[str, tuple[str, ...]] = {
     "grades": ("text", "json", "junit", "gradescope"),
     "claims": ("text", "json", "junit", "html"),
     "summary": ("text", "json"),
+    "text-check": ("text", "json", "junit"),        # grader check-text
 }
 
 
@@ -67,6 +70,13 @@ def render_summary(summary: ClassSummary, fmt: str) -> str:
     return summary_text(summary)
 
 
+def render_text_check(result: TextCheck, fmt: str) -> str:
+    """A check-text run in ``fmt`` (:data:`FORMATS` ``["text-check"]``)."""
+    _check("text-check", fmt)
+    from .text_check import render
+    return render(result, fmt)
+
+
 def plural(n: int, word: str) -> str:
     """'1 submission', '2 submissions' (as the reports count)."""
     return f"{n:,} {word}{'' if n == 1 else 's'}"
@@ -88,7 +98,8 @@ def write_plots(summary: ClassSummary, folder: str | Path, formats: Iterable[str
 def render(kind: str, data: Any, fmt: str, **options: Any) -> str:
     """The report of ``kind`` on ``data`` in ``fmt``: :func:`render_grades`, :func:`render_claims`
     or :func:`render_summary` with ``options``."""
-    writers: dict[str, Any] = {"grades": render_grades, "claims": render_claims, "summary": render_summary}
+    writers: dict[str, Any] = {"grades": render_grades, "claims": render_claims, "summary": render_summary,
+                               "text-check": render_text_check}
     if kind not in writers:
         raise ValueError(f"no report kind {kind!r}: {', '.join(FORMATS)}")
     out: str = writers[kind](data, fmt, **options)

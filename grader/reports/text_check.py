@@ -1,15 +1,12 @@
-"""Reports of ``grader draft`` (its summary) and ``grader check-text`` (text, json, junit). The
-JUnit output uses the same XML writing as check-spec's report (ElementTree, and grade.formats'
-``xml_safe`` for characters XML cannot hold); kept in this one module so that it can move with
-the other report writers."""
+"""Reports of ``grader draft`` (its summary) and ``grader check-text`` (text, json, junit: the
+formats :data:`grader.reports.FORMATS` ``["text-check"]``; JUnit by the one writer, :mod:`.junit`)."""
 from __future__ import annotations
 
 import json
-from xml.etree import ElementTree as ET
 
-from .model import Draft, TextCheck
+from grader.draft.model import Draft, TextCheck
 
-FORMATS = ("text", "json", "junit")
+from . import junit
 
 
 def draft_summary(d: Draft) -> str:
@@ -46,22 +43,21 @@ def to_json(r: TextCheck) -> str:
 
 
 def to_junit(r: TextCheck) -> str:
-    from grader.grade.formats import xml_safe
-    root = ET.Element("testsuites", name="grader check-text", tests=str(max(1, len(r.files))),
-                      failures=str(len(r.problems)), errors="0")
+    suites = []
     for f in r.files:
         mine = [p for p in r.problems if p.file == f]
-        suite = ET.SubElement(root, "testsuite", name=xml_safe(f), tests=str(max(1, len(mine))),
-                              failures=str(len(mine)), errors="0")
+        suite = junit.Suite({"name": f, "tests": str(max(1, len(mine))), "failures": str(len(mine)), "errors": "0"})
         if not mine:
-            ET.SubElement(suite, "testcase", classname="check-text", name=xml_safe(f"{f}: consistent"))
+            suite.cases.append(junit.Case({"classname": "check-text", "name": f"{f}: consistent"}))
         for p in mine:
-            case = ET.SubElement(suite, "testcase", classname=xml_safe(f"check-text.{p.kind}"),
-                                 name=xml_safe(f"{p.file}:{p.line}"), file=xml_safe(p.file), line=str(p.line))
-            ET.SubElement(case, "failure", message=xml_safe(f"the text says {p.says}; the computation gives {p.gives}"),
-                          type=p.kind).text = xml_safe(p.quote)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+            case = junit.Case({"classname": f"check-text.{p.kind}", "name": f"{p.file}:{p.line}", "file": p.file,
+                               "line": str(p.line)})
+            case.add("failure", p.quote, message=f"the text says {p.says}; the computation gives {p.gives}",
+                     type=p.kind)
+            suite.cases.append(case)
+        suites.append(suite)
+    return junit.write({"name": "grader check-text", "tests": str(max(1, len(r.files))),
+                        "failures": str(len(r.problems)), "errors": "0"}, suites, declaration=junit.GRADES_DECLARATION)
 
 
 def render(r: TextCheck, fmt: str) -> str:
