@@ -184,6 +184,14 @@ def write_attention_maps(results: list[SubjectResult], folder: str) -> list[Path
     return written
 
 
+def graded_by_tests(problem: BankProblem | None) -> bool:
+    """Whether answers to ``problem`` are graded by running its tests (a code answer: the kind
+    registry's ``GRADED = "tests"``)."""
+    from grader.answers.kinds import KINDS
+    entry = KINDS.get(problem.kind) if problem is not None else None
+    return entry is not None and entry.graded == "tests"
+
+
 def learner_variant(problem: BankProblem, learner: str, bank: Bank) -> tuple[str, dict[str, int]]:
     """A variant problem as ``learner`` gets it: its prompt with the learner's numbers, and the numbers drawn
     ({name: value}), as grading draws them."""
@@ -194,7 +202,7 @@ def learner_variant(problem: BankProblem, learner: str, bank: Bank) -> tuple[str
 
 __all__ += ["FORMATS", "MAX_TIMEOUT", "DEFAULT_TIMEOUT", "ClusterError", "Limits", "cannot_plot", "cannot_write",
             "check_cluster", "check_paths", "check_scheduler", "cluster_executor", "cluster_job_executor",
-            "cluster_sandboxes", "is_solution_failure", "learner_variant", "load_submissions", "open_solution",
+            "cluster_sandboxes", "graded_by_tests", "is_solution_failure", "learner_variant", "load_submissions", "open_solution",
             "parse_size", "plural", "render_report", "report_formats", "sandbox_status", "solution_limits",
             "solution_module", "summarize_class", "write_attention_maps", "write_summary_plots"]
 
@@ -248,9 +256,9 @@ def validate_answer(bank: Bank, problem_id: str, raw: object) -> Reading:
     problem = bank.get(problem_id) if isinstance(problem_id, str) else None
     if problem is None:
         return failed(f"unknown problem id {problem_id!r}")
-    if problem.kind == "code":      # a path: read as given; the file is looked at when graded
+    if graded_by_tests(problem):    # code: a path, read as given; the file is looked at when graded
         from grader.grade.check import screen
-        why = screen(raw, "code") or (None if isinstance(raw, str) else "name your solution file (a path)")
+        why = screen(raw, problem.kind) or (None if isinstance(raw, str) else "name your solution file (a path)")
         return failed(why) if why else _Reading(True, read_as=str(raw))
     spec = spec_of(bank, problem, None)
     if not isinstance(spec, SpecCheck):

@@ -151,7 +151,8 @@ def _grade_on(cluster: Any, bank: Any, loaded: Any, limits: Any, progress: Any) 
 
 
 def _has_code(bank: Any, loaded: Any) -> bool:
-    return any(getattr(bank.get(a.problem_id), "kind", None) == "code" for s in loaded.submissions
+    from grader.api import graded_by_tests
+    return any(graded_by_tests(bank.get(a.problem_id)) for s in loaded.submissions
                for a in s.answers if isinstance(a.problem_id, str))
 
 
