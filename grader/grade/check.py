@@ -22,7 +22,7 @@ from typing import Any
 from grader.bank.model import Problem, as_fraction
 
 from .pool import AnswerLimits
-from .results import AnswerGrade, invalid
+from .results import AnswerGrade, Status, invalid
 
 
 def screen(raw: Any, kind: str) -> str | None:
@@ -155,7 +155,7 @@ def interpret(outcome: Any, latex: str | None = None) -> AnswerGrade:
     feedback = outcome.feedback or status
     if outcome.read_as and "read as" not in feedback:
         feedback = f"{feedback} (read as {outcome.read_as})"
-    return AnswerGrade(credit, outcome.correct, feedback, outcome.read_as or None, status, latex)
+    return AnswerGrade(credit, outcome.correct, feedback, outcome.read_as or None, Status(status), latex)
 
 
 # ------------------------------------------------------------------ the workers' handler
@@ -233,17 +233,17 @@ def grade_code_task(problem: Problem, path: Path) -> AnswerGrade:
         from grader.code.grade import grade_code, tests_of
     except ImportError:
         return AnswerGrade(0.0, None, "cannot grade code exercises here (grader.code.grade is not available); "
-                                      "a person must look at it", None, "needs_person")
+                                      "a person must look at it", None, Status.NEEDS_PERSON)
     from grader.errors import GraderError
     if not tests_of(problem).exists():
         return AnswerGrade(0.0, None, f"cannot grade: the tests of {problem.id} are missing; "
-                                      "a person must look at it", None, "error")
+                                      "a person must look at it", None, Status.ERROR)
     try:
         result = grade_code(problem, path)
     except GraderError as e:    # a directory, a FIFO, too large, not UTF-8: this answer only
         return invalid(e.message)
     if getattr(result, "refused", False):   # no safe sandbox here: not graded; a person (or a better machine) must
-        return AnswerGrade(0.0, None, result.message, None, "error")
+        return AnswerGrade(0.0, None, result.message, None, Status.ERROR)
     from .results import CodeTestResult
     tests = tuple(CodeTestResult(t.name, t.passed, t.message, getattr(t, "hidden", False)) for t in result.tests)
     failed = [t for t in tests if not t.passed]
@@ -251,6 +251,6 @@ def grade_code_task(problem: Problem, path: Path) -> AnswerGrade:
     if failed:      # every failed test on a line of its own, with its own message
         lines = [f"{len(tests) - len(failed)}/{len(tests)} tests passed [sandbox: {result.sandbox}]"]
         lines += [f"✗ {t.name}: {t.message}" for t in failed]
-        return AnswerGrade(frac, False, "\n".join(lines), None, "partial" if frac else "wrong", tests=tests)
-    return AnswerGrade(1.0, True, f"all {len(tests)} tests passed [sandbox: {result.sandbox}]", None, "correct",
+        return AnswerGrade(frac, False, "\n".join(lines), None, Status.PARTIAL if frac else Status.WRONG, tests=tests)
+    return AnswerGrade(1.0, True, f"all {len(tests)} tests passed [sandbox: {result.sandbox}]", None, Status.CORRECT,
                        tests=tests)
