@@ -254,7 +254,7 @@ def _expected(r: CheckResult | None, check: Check) -> CheckResult | None:
     want = check.get("_expect")
     if r is None or not want:
         return r
-    ok = r.verdict == want or r.verdict == "skipped"
+    ok = r.verdict == want or r.verdict == Verdict.SKIPPED
     from .model import frozen_map
     return replace(r, summary=f"{r.summary} (expected {want}{'' if ok else ' ✗'})",
                    details=frozen_map({**dict(r.details), "expect": want, "as_expected": ok}))
