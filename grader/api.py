@@ -372,9 +372,6 @@ from grader.grade.run import Totals  # noqa: E402
 from grader import __version__ as VERSION  # noqa: E402  (the version the service reports)
 from grader.values import json_number  # noqa: E402
 
-if TYPE_CHECKING:
-    from grader.grade.summary import ClassSummary
-
 
 def learner_view(bank: Bank, problem: BankProblem, learner: str) -> tuple[str, dict[str, int] | None]:
     """(the prompt with ``learner``'s numbers, {name: value} drawn, or None where the problem has
@@ -398,11 +395,11 @@ def answer_failed(bank: Bank, problem_id: str, raw: object, *, reason: str,
     (or an internal error left to a person); an unknown problem id is "unknown" as always."""
     from grader.grade.plan import result, too_complex
     from grader.grade.pool import Failure
-    from grader.grade.results import AnswerGrade
+    from grader.grade.results import AnswerGrade, Status
     problem = bank.get(problem_id) if isinstance(problem_id, str) else None
     where = Location(location) if location else None
     if problem is None:
-        grade = AnswerGrade(0.0, False, f"unknown problem id {problem_id!r}", None, "unknown")
+        grade = AnswerGrade(0.0, False, f"unknown problem id {problem_id!r}", None, Status.UNKNOWN)
         return result(problem_id, raw, None, None, grade, where)
     return result(problem_id, raw, problem, None, too_complex(Failure(reason, detail), limits), where)
 
@@ -413,7 +410,7 @@ def submission_totals(bank: Bank, results: Iterable[tuple[str, float, float]]) -
     return _totals(bank, results)
 
 
-def answers_file(paths: Iterable[str | Path]) -> object:
+def answers_file(paths: Iterable[str | Path]) -> Loaded:
     """Every submission in ``paths`` (answers files or folders), read as ``grader grade`` reads
     them, for :func:`grade_class` (its errors go into the report)."""
     from grader.grade.submissions import load_submissions
@@ -493,12 +490,8 @@ def summarise_class(report: Report, points: Mapping[str, float] | None = None) -
     """The class summary of a graded :class:`Report` (``grader grade --summary``'s): for each
     problem its mean score, success rate and the most common wrong answers grouped by their
     feedback (:class:`ClassSummary`)."""
-    try:
-        from grader.reports.summary import summarize     # type: ignore[import-not-found,import-untyped,unused-ignore]
-    except ImportError:
-        from grader.grade.summary import summarize
-    out: ClassSummary = summarize(report, points)
-    return out
+    from grader.reports.summary import summarize as _summarize
+    return _summarize(report, points)
 
 
 __all__ += ["VERSION", "AnswerShape", "Bank", "BankProblem", "Totals", "answer_failed", "answer_shape", "answers_file",

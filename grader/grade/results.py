@@ -76,7 +76,7 @@ class AnswerResult:
     max_score: float
     correct: bool | None
     feedback: str
-    status: Status              # correct|partial|wrong|invalid|unknown|needs_person|error
+    status: str                 # a Status: correct|partial|wrong|invalid|unknown|needs_person|error
     read_as: str | None = None
     variant: str | None = None
     location: Location | None = None
