@@ -33,7 +33,7 @@ def _memory_budget(ctx: click.Context, param: click.Parameter, value: str | None
     """--memory-budget as bytes (None: the measuring process's default)."""
     if value is None:
         return None
-    from grader.api import parse_size
+    from grader.api.shells import parse_size
     try:
         return parse_size(value)
     except ValueError as e:
@@ -76,18 +76,19 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
     Exit status: 0 when every verdict is what the spec expects, 1 when one is not (or a check
     failed), 2 for an invalid spec or bad usage.
     """
-    from grader.api import cannot_write
+    from grader.api.shells import cannot_write
 
     if output:
         why = cannot_write(output)
         if why:
             raise click.BadParameter(f"{output}: {why}; nothing was checked", param_hint="--output")
     if figures:
-        from grader.api import cannot_plot
+        from grader.api.shells import cannot_plot
         why = cannot_plot(figures)
         if why:
             raise click.BadParameter(f"{figures}: {why}; nothing was checked", param_hint="--figures")
-    from grader.api import ClusterError, check_paths
+    from grader.api import ClusterError
+    from grader.api.shells import check_paths
     from grader.errors import GraderError, OptionError
 
     cluster_errors: tuple[type[GraderError], ...] = (ClusterError,) if scheduler else ()
@@ -117,7 +118,7 @@ def check_spec(paths: tuple[str, ...], fmt: str, output: str | None, device: str
         click.echo(text, nl=False)
     ok = all(r.ok for r in results)
     if figures:
-        from grader.api import write_attention_maps
+        from grader.api.shells import write_attention_maps
         written = write_attention_maps(results, figures)
         click.echo(f"{len(written)} figure file{'' if len(written) == 1 else 's'} written to {figures}", err=True)
     if output:

@@ -16,7 +16,8 @@ from grader.api import TEXT_FORMATS, report_formats
 def check_text(texts: tuple[str, ...], fmt: str, output: str | None, input_fmt: str | None) -> int:
     """Recompute the worked arithmetic of TEXTS and compare their totals, formulas and shapes
     with the definitions above them. Exit status: 0 consistent, 1 an inconsistency, 2 bad input."""
-    from grader.api import cannot_write, check_text as run, render_text_check
+    from grader.api import check_text as run, render_text_check
+    from grader.api.shells import cannot_write
     if output:
         why = cannot_write(output)
         if why:

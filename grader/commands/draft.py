@@ -17,7 +17,8 @@ def draft(texts: tuple[str, ...], output: str | None, subject: str | None, fmt: 
     """Draft a spec of TEXTS (Markdown, text, HTML, LaTeX, notebooks): one claim per checkable
     statement with its exact quote and section, and the checks proposed (marked DRAFT).
     The summary goes to standard error when the spec goes to standard output."""
-    from grader.api import cannot_write, draft_summary, draft_text
+    from grader.api import draft_summary, draft_text
+    from grader.api.shells import cannot_write
     if output:
         why = cannot_write(output)
         if why:

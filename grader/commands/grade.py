@@ -60,8 +60,8 @@ def grade(answers: tuple[str, ...], exercises: str | None, fmt: str, output: str
     read, or an answer refused for its key (null, empty, a number, a list: no problem id);
     the readable files and the other answers are still graded and written.
     """
-    from grader.api import (AnswerLimits, LocalPoolExecutor, cannot_write, grade_class, load_bank, load_submissions,
-                            plural, render_report, summarize_class, write_summary_plots)
+    from grader.api import AnswerLimits, LocalPoolExecutor, grade_class, load_bank, load_submissions, plural, render_report, summarize_class, write_summary_plots
+    from grader.api.shells import cannot_write
     from grader.errors import GraderError
 
     from . import echo_errors
@@ -151,7 +151,7 @@ def _grade_on(cluster: Any, bank: Any, loaded: Any, limits: Any, progress: Any) 
 
 
 def _has_code(bank: Any, loaded: Any) -> bool:
-    from grader.api import graded_by_tests
+    from grader.api.shells import graded_by_tests
     return any(graded_by_tests(bank.get(a.problem_id)) for s in loaded.submissions
                for a in s.answers if isinstance(a.problem_id, str))
 
@@ -159,7 +159,8 @@ def _has_code(bank: Any, loaded: Any) -> bool:
 def _say_about_the_sandbox(cluster: Any) -> None:
     """One line on stderr when code answers will be refused (no safe sandbox) or run in the weak
     one: this machine's sandbox, or under ``--scheduler`` each worker's (where they run)."""
-    from grader.api import cluster_sandboxes, sandbox_status
+    from grader.api import cluster_sandboxes
+    from grader.api.shells import sandbox_status
     if cluster is None:
         boxes = {"": sandbox_status()}
     else:

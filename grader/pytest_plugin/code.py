@@ -60,14 +60,14 @@ def _sandboxed(config) -> bool:
 
 
 def _limits(config):
-    from grader.api import solution_limits
+    from grader.api.shells import solution_limits
     given = config.getoption("solution_limits")
     return solution_limits(json.loads(given) if given else None, config.getoption("solution_timeout"))
 
 
 def _open_session(config) -> None:
     """The sandboxed process for ``--solution``, started now; or why none may run."""
-    from grader.api import open_solution
+    from grader.api.shells import open_solution
     path = Path(config.getoption("solution"))
     hide = [*config.getoption("solution_hide"), *(a.split("::")[0] for a in config.args)]
     session = open_solution(path, display=config.getoption("solution_name") or str(path), limits=_limits(config),
@@ -154,7 +154,7 @@ def solution(request):
     itself, imported here."""
     config = request.config
     if _sandboxed(config):
-        from grader.api import is_solution_failure, solution_module
+        from grader.api.shells import is_solution_failure, solution_module
         refused = config.stash.get(_REFUSED, None)
         if refused:
             pytest.fail(refused, pytrace=False)
@@ -182,7 +182,7 @@ def pytest_runtest_makereport(item, call):
     message, not as a traceback into the grader."""
     report = yield
     if call.excinfo is not None and _sandboxed(item.config):
-        from grader.api import is_solution_failure
+        from grader.api.shells import is_solution_failure
         if is_solution_failure(call.excinfo.value):
             report.longrepr = str(call.excinfo.value)
     return report

@@ -14,7 +14,7 @@ import anyio
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from grader.api import VERSION
+from grader.api.service import VERSION
 from grader.db import Database
 
 from . import errors

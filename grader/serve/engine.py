@@ -21,9 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grader.api import (AnswerLimits, Bank, BankProblem, LocalPoolExecutor, SerialExecutor, answer_failed, answers_file,
-                        code_not_run, grade_class, grade_code_file, grade_submission, json_number, learner_view,
-                        load_bank, result_json, submission_json, submission_totals, validate_answer)
+from grader.api import AnswerLimits, Bank, LocalPoolExecutor, SerialExecutor, grade_class, grade_submission, load_bank, result_json, submission_json, validate_answer
+from grader.api.service import BankProblem, answer_failed, answers_file, code_not_run, grade_code_file, json_number, learner_view, submission_totals
 
 JSON = dict[str, Any]
 _num = json_number
@@ -176,8 +175,8 @@ def safe_name(name: str, default: str, suffixes: tuple[str, ...]) -> str:
 
 def _code_answer(bank: Bank, problem_id: str, filename: str, data: bytes) -> JSON:
     """The per-answer object of a code submission, with each test's result (``tests``): graded by
-    the engine's own code path (:func:`grader.api.grade_code_file`), as ``grader grade`` does.
-    Where its tests did not run at all, ``not_run`` says why (:func:`grader.api.code_not_run`)."""
+    the engine's own code path (:func:`grader.api.service.grade_code_file`), as ``grader grade`` does.
+    Where its tests did not run at all, ``not_run`` says why (:func:`grader.api.service.code_not_run`)."""
     problem = bank.get(problem_id)
     points = float(problem.points) if problem else 0.0
     row: JSON = {"id": problem_id, "answer": filename, "score": 0, "max_score": _num(points), "pending_points": 0,

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Connection
 
-from grader.api import AnswerResult, Report, SubmissionResult, json_number, summarise_class
+from grader.api import AnswerResult, Report, SubmissionResult
+from grader.api.service import json_number, summarise_class
 
 from grader.db.models import Answer, Record, Review, Submission, User, now
 

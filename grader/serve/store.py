@@ -19,7 +19,7 @@ from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from grader.api import answer_shape, json_number
+from grader.api.service import answer_shape, json_number
 from grader.db.models import Answer, Job, Record, Review, Submission, User, new_id, now
 
 from .errors import APIError, not_found

@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment
 from markupsafe import Markup, escape
 
-from grader.api import json_number
+from grader.api.service import json_number
 
 from .session import CSRF, PageError, csrf_cookie, csrf_token, set_cookie
 

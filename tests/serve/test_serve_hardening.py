@@ -19,7 +19,8 @@ import pytest
 from sqlalchemy import insert, select
 
 import serve_pool_helpers as helpers
-from grader.api import AnswerResult, answer_shape
+from grader.api import AnswerResult
+from grader.api.service import answer_shape
 from grader.db import Database
 from grader.db.models import Answer, Job, Submission, User, now
 from grader.serve import engine as serve_engine

@@ -14,7 +14,7 @@ from ..store import attempts_used
 from .common import FastJSON, state
 
 if TYPE_CHECKING:
-    from grader.api import BankProblem
+    from grader.api.service import BankProblem
 
     from ..app import State
 

@@ -42,17 +42,16 @@ from grader.sandbox.limits import Limits
 if TYPE_CHECKING:
     from grader.claims.model import ClaimResult, Subject
     from grader.claims.run import SubjectResult
-    from grader.code.grade import CodeSandbox
-    from grader.code.solution_proxy import Session
     from grader.grade.check import Checker
     from grader.grade.run import Totals
     from grader.grade.submissions import Loaded, Submission
-    from grader.reports.summary import ClassSummary
 
 __all__ = ["AnswerLimits", "AnswerResult", "Executor", "LocalPoolExecutor", "ProcessExecutor", "Reading", "Report",
            "SerialExecutor", "SubmissionResult", "check_claim", "check_subject", "close", "grade_answer",
            "grade_class", "grade_submission", "load_bank", "result_json", "submission_json", "totals",
-           "validate_answer"]
+           "validate_answer", "Bank", "load_submissions", "FORMATS", "MAX_TIMEOUT", "DEFAULT_TIMEOUT", "ClusterError",
+           "Limits", "check_cluster", "check_scheduler", "cluster_executor", "cluster_job_executor", "cluster_sandboxes",
+           "plural", "render_report", "report_formats", "summarize_class", "write_summary_plots"]
 
 ANSWER_WORKERS = 2      # check processes per bank for grade_answer and grade_submission
 
@@ -83,8 +82,6 @@ def close(bank: Bank) -> None:
         ex.close()
 
 
-# --- for the CLI and the pytest plugins: what they use of the engine (they import only this
-# module and grader.errors; tests/test_imports.py holds them to it)
 
 def load_submissions(paths: Iterable[str | Path]) -> Loaded:
     """Every submission in the answers files ``paths`` (files or folders: *.yaml, *.yml, *.json), with the errors
@@ -93,118 +90,6 @@ def load_submissions(paths: Iterable[str | Path]) -> Loaded:
     loaded: Loaded = _load(paths)
     return loaded
 
-
-def cannot_write(path: str) -> str | None:
-    """Why an output file cannot be written (None: it can); checked before a long run."""
-    from grader.files.output import cannot_write as _why
-    why: str | None = _why(path)
-    return why
-
-
-def sandbox_status(allow_weak: bool | None = None) -> CodeSandbox:
-    """Whether learner code can run here, in which sandbox, or one line why not."""
-    from grader.code.grade import code_sandbox
-    return code_sandbox(allow_weak=allow_weak)
-
-
-def solution_limits(given: Mapping[str, Any] | None = None, wall_s: float | None = None) -> Limits:
-    """A sandboxed solution's limits: ``given`` (all of them), else the operator's defaults; ``wall_s`` over
-    them."""
-    from dataclasses import replace
-
-    from grader.code.grade import default_limits
-    limits = Limits(**given) if given else default_limits()
-    return limits if wall_s is None else replace(limits, wall_s=wall_s)
-
-
-def open_solution(path: Path, *, display: str, limits: Limits, allow_weak: bool | None, hide: list[str],
-                  workdir: str | None) -> Session | str:
-    """A learner's solution file served from the sandbox (a session, not started yet), or one line why it may not
-    run (no usable sandbox, an unreadable file)."""
-    from grader.code.solution_proxy import Session as _Session
-    from grader.errors import GraderError
-    from grader.sandbox import SandboxUnavailable
-    status = sandbox_status(allow_weak)
-    if not status.usable:
-        return status.refusal
-    try:
-        return _Session(path, display=display, limits=limits, backend=status.backend, hide=hide, workdir=workdir)
-    except (GraderError, SandboxUnavailable) as e:
-        return str(e)
-
-
-def solution_module(session: Session) -> object:
-    """The stand-in module whose functions run in the session's sandbox; raises what :func:`is_solution_failure`
-    tells apart when the solution cannot be imported."""
-    from grader.code.solution_proxy import SolutionModule
-    session.names()
-    return SolutionModule(session)
-
-
-def is_solution_failure(error: BaseException, *, importing: bool = False) -> bool:
-    """Whether ``error`` is what the learner's code did (raised, broke, could not be imported;
-    ``importing``: only the last), shown as its message rather than as a traceback into the grader."""
-    from grader.code.solution_proxy import SolutionBroke, SolutionImportFailed, SolutionRaised
-    return isinstance(error, SolutionImportFailed if importing else (SolutionRaised, SolutionBroke, SolutionImportFailed))
-
-
-def check_paths(paths: Iterable[str] | None = None, *, only: str | None = None, device: str = "auto",
-                timeout: float | None = DEFAULT_TIMEOUT, train: bool = True, memory_budget: int | None = None,
-                scheduler: str | None = None) -> list[SubjectResult]:
-    """What ``grader check-spec`` runs: the specs at ``paths`` (none: the bundled spec) loaded and their claims
-    (those matching ``only``) checked; ``scheduler``: measured on that Dask cluster. Raises
-    :class:`grader.errors.ErrorList`, an ``OptionError``, a :class:`ClusterError`."""
-    from grader.claims.run import check_paths as _check
-    factory = None
-    if scheduler:
-        from grader.cluster.claims import DaskMeasurer
-        factory = lambda: DaskMeasurer(scheduler, device=device, memory_budget=memory_budget)   # noqa: E731
-    return _check(paths, only=only, device=device, timeout=timeout, train=train, memory_budget=memory_budget,
-                  measurer_factory=factory)
-
-
-def parse_size(text: str) -> int:
-    """A memory size in bytes: ``2GiB``, ``512 MB``, ``25%`` (of the memory available); ValueError."""
-    from grader.claims.budget import parse_size as _parse
-    size: int = _parse(text)
-    return size
-
-
-def cannot_plot(folder: str) -> str:
-    """Why check-spec's figures cannot be written to ``folder`` ("" when they can)."""
-    from grader.claims.plots import cannot_plot as _why
-    why: str = _why(folder)
-    return why
-
-
-def write_attention_maps(results: list[SubjectResult], folder: str) -> list[Path]:
-    """The demonstrations' attention maps (PNG and SVG) written to ``folder``; the paths."""
-    from grader.claims.plots import write_attention_maps as _write
-    written: list[Path] = _write(results, folder)
-    return written
-
-
-def graded_by_tests(problem: BankProblem | None) -> bool:
-    """Whether answers to ``problem`` are graded by running its tests (a code answer: the kind
-    registry's ``GRADED = "tests"``)."""
-    from grader.answers.kinds import KINDS
-    entry = KINDS.get(problem.kind) if problem is not None else None
-    return entry is not None and entry.graded == "tests"
-
-
-def learner_variant(problem: BankProblem, learner: str, bank: Bank) -> tuple[str, dict[str, int]]:
-    """A variant problem as ``learner`` gets it: its prompt with the learner's numbers, and the numbers drawn
-    ({name: value}), as grading draws them."""
-    from grader.bank.variants import drawn_values, for_learner
-    seen, _ = for_learner(problem, learner, bank)
-    return seen.prompt, drawn_values(problem, learner, bank)
-
-
-__all__ += ["FORMATS", "MAX_TIMEOUT", "DEFAULT_TIMEOUT", "ClusterError", "Limits", "cannot_plot", "cannot_write",
-            "check_cluster", "check_paths", "check_scheduler", "cluster_executor", "cluster_job_executor",
-            "cluster_sandboxes", "graded_by_tests", "is_solution_failure", "learner_variant", "load_submissions", "open_solution",
-            "parse_size", "plural", "render_report", "report_formats", "sandbox_status", "solution_limits",
-            "solution_module", "summarize_class", "write_attention_maps", "write_summary_plots"]
 
 
 def _handler(bank: Bank, key: tuple[str, str | None], spec: Any, with_latex: bool) -> Checker:
@@ -256,6 +141,7 @@ def validate_answer(bank: Bank, problem_id: str, raw: object) -> Reading:
     problem = bank.get(problem_id) if isinstance(problem_id, str) else None
     if problem is None:
         return failed(f"unknown problem id {problem_id!r}")
+    from grader.api.shells import graded_by_tests
     if graded_by_tests(problem):    # code: a path, read as given; the file is looked at when graded
         from grader.grade.check import screen
         why = screen(raw, problem.kind) or (None if isinstance(raw, str) else "name your solution file (a path)")
@@ -361,138 +247,3 @@ from grader.reports.text_check import draft_summary, render as render_text_check
 
 __all__ += ["draft_text", "draft_string", "check_text", "draft_summary", "render_text_check", "TEXT_FORMATS", "Draft", "Problem",
             "Proposed", "Statement", "TextCheck"]
-
-
-# --- for the service
-# What `grader serve` (grader/serve, grader/web) needs of the engine, and only that: the service
-# imports nothing of grader but this module, grader.errors and grader.db.
-
-from grader.bank.model import Problem as BankProblem  # noqa: E402  (api.Problem is a draft's)
-from grader.grade.run import Totals  # noqa: E402
-from grader import __version__ as VERSION  # noqa: E402  (the version the service reports)
-from grader.values import json_number  # noqa: E402
-
-
-def learner_view(bank: Bank, problem: BankProblem, learner: str) -> tuple[str, dict[str, int] | None]:
-    """(the prompt with ``learner``'s numbers, {name: value} drawn, or None where the problem has
-    no variant): `grader exercises --learner`'s draw, which grading uses. A variant the spec
-    cannot derive gives the template and None (grading reports that error)."""
-    if problem.variant is None:
-        return problem.prompt, None
-    from grader.bank import variants as v
-    try:
-        seen, _ = v.for_learner(problem, learner, bank)
-        return seen.prompt, v.drawn_values(problem, learner, bank)
-    except Exception:
-        return problem.prompt, None
-
-
-def answer_failed(bank: Bank, problem_id: str, raw: object, *, reason: str,
-                  limits: AnswerLimits = AnswerLimits(), detail: str = "",
-                  location: str | None = None) -> AnswerResult:
-    """The result of an answer whose check did not finish (``reason``: "timeout", "memory",
-    "died", "error"), as the engine grades such an answer in a submission: "too complex to grade"
-    (or an internal error left to a person); an unknown problem id is "unknown" as always."""
-    from grader.grade.plan import result, too_complex
-    from grader.grade.pool import Failure
-    from grader.grade.results import AnswerGrade, Status
-    problem = bank.get(problem_id) if isinstance(problem_id, str) else None
-    where = Location(location) if location else None
-    if problem is None:
-        grade = AnswerGrade(0.0, False, f"unknown problem id {problem_id!r}", None, Status.UNKNOWN)
-        return result(problem_id, raw, None, None, grade, where)
-    return result(problem_id, raw, problem, None, too_complex(Failure(reason, detail), limits), where)
-
-
-def submission_totals(bank: Bank, results: Iterable[tuple[str, float, float]]) -> Totals:
-    """:func:`totals`, typed: a submission's totals from its answers graded one by one."""
-    from grader.grade.run import totals as _totals
-    return _totals(bank, results)
-
-
-def answers_file(paths: Iterable[str | Path]) -> Loaded:
-    """Every submission in ``paths`` (answers files or folders), read as ``grader grade`` reads
-    them, for :func:`grade_class` (its errors go into the report)."""
-    from grader.grade.submissions import load_submissions
-    return load_submissions(list(paths))
-
-
-def grade_code_file(bank: Bank, problem_id: str, path: Path) -> AnswerResult:
-    """A code exercise's answer (the learner's file at ``path``) graded by the engine's own code
-    path, as ``grader grade`` grades it: its tests in the sandbox, each test in ``tests``."""
-    from grader.grade.check import grade_code_task
-    from grader.grade.plan import result
-    problem = bank.get(problem_id)
-    if problem is None or problem.kind != "code":
-        raise KeyError(problem_id)
-    return result(problem_id, str(path.name), problem, None, grade_code_task(problem, path), None)
-
-
-def code_not_run(r: AnswerResult) -> str | None:
-    """Why a code answer's tests did not run at all, where that is the grader's fault and not
-    the learner's (the test runner crashed or exited abnormally, its folder went missing, the
-    grader's own processes ran out of memory, no usable sandbox): its cause, or None when the
-    tests ran (whatever they found). Such a grade is not the learner's score."""
-    if r.status == "error":         # no safe sandbox here, or the exercise's tests are missing
-        return r.feedback
-    if len(r.tests) == 1 and r.tests[0].name == "tests" and not r.tests[0].passed:
-        message = r.tests[0].message
-        if message.startswith("the tests did not run: ") and "time limit" not in message:
-            return message[len("the tests did not run: "):]
-    return None
-
-
-class AnswerShape:
-    """The engine's own limits on what an answer may be (:mod:`grader.answers.guard`), as a
-    shell checks them once at its boundary, before anything is stored, pickled or sent to a
-    worker: a value nested at most ``max_depth`` levels (a shape is a flat list: 1), with at most
-    ``max_items`` items in a list, ``max_chars`` characters of text. An answer within them may
-    still be invalid (the engine says why); one beyond them is refused whole."""
-
-    def __init__(self) -> None:
-        from grader.answers.guard import MAX_FREE_TEXT, MAX_INT_DIGITS, MAX_ITEMS
-        self.max_depth = 2          # a list of lists at most: the engine then says "not a list of integers"
-        self.max_items = MAX_ITEMS
-        self.max_chars = MAX_FREE_TEXT
-        self.max_int_digits = MAX_INT_DIGITS
-
-    def problem(self, raw: object) -> str | None:
-        """Why ``raw`` is beyond the limits (None: within them). Iterative: any depth is safe."""
-        stack: list[tuple[object, int]] = [(raw, 0)]
-        seen = 0
-        while stack:
-            value, depth = stack.pop()
-            seen += 1
-            if seen > (self.max_items + 1) ** self.max_depth:
-                return f"more than {(self.max_items + 1) ** self.max_depth} values"
-            if isinstance(value, (list, tuple, dict)):
-                if depth >= self.max_depth:
-                    return f"nested more than {self.max_depth} levels deep"
-                if len(value) > self.max_items:
-                    return f"a list of {len(value):,} items (at most {self.max_items})"
-                items = list(value.items()) if isinstance(value, dict) else list(value)
-                for item in items:
-                    if isinstance(item, tuple) and isinstance(value, dict):
-                        stack.extend([(item[0], depth + 1), (item[1], depth + 1)])
-                    else:
-                        stack.append((item, depth + 1))
-            elif isinstance(value, str) and len(value) > self.max_chars:
-                return f"{len(value):,} characters of text (at most {self.max_chars:,})"
-        return None
-
-
-def answer_shape() -> AnswerShape:
-    """The engine's limits on an answer's shape (see :class:`AnswerShape`)."""
-    return AnswerShape()
-
-
-def summarise_class(report: Report, points: Mapping[str, float] | None = None) -> ClassSummary:
-    """The class summary of a graded :class:`Report` (``grader grade --summary``'s): for each
-    problem its mean score, success rate and the most common wrong answers grouped by their
-    feedback (:class:`ClassSummary`)."""
-    from grader.reports.summary import summarize as _summarize
-    return _summarize(report, points)
-
-
-__all__ += ["VERSION", "AnswerShape", "Bank", "BankProblem", "Totals", "answer_failed", "answer_shape", "answers_file",
-            "code_not_run", "grade_code_file", "json_number", "learner_view", "submission_totals", "summarise_class"]

@@ -1,0 +1,150 @@
+"""The API's part for the service: what `grader serve` (grader/serve, grader/web) needs of the
+engine beyond grading, and only that. The service imports nothing of grader but :mod:`grader.api`,
+this module, grader.errors and grader.db (tests/test_imports.py holds it to it)."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from grader.bank.model import Bank
+from grader.errors import Location
+from grader.grade.pool import AnswerLimits
+from grader.grade.results import AnswerResult, Report
+
+if TYPE_CHECKING:
+    from grader.grade.submissions import Loaded
+    from grader.reports.summary import ClassSummary
+
+# What `grader serve` (grader/serve, grader/web) needs of the engine, and only that: the service
+# imports nothing of grader but this module, grader.errors and grader.db.
+
+from grader.bank.model import Problem as BankProblem  # noqa: E402  (api.Problem is a draft's)
+from grader.grade.run import Totals  # noqa: E402
+from grader import __version__ as VERSION  # noqa: E402  (the version the service reports)
+from grader.values import json_number  # noqa: E402
+
+
+def learner_view(bank: Bank, problem: BankProblem, learner: str) -> tuple[str, dict[str, int] | None]:
+    """(the prompt with ``learner``'s numbers, {name: value} drawn, or None where the problem has
+    no variant): `grader exercises --learner`'s draw, which grading uses. A variant the spec
+    cannot derive gives the template and None (grading reports that error)."""
+    if problem.variant is None:
+        return problem.prompt, None
+    from grader.bank import variants as v
+    try:
+        seen, _ = v.for_learner(problem, learner, bank)
+        return seen.prompt, v.drawn_values(problem, learner, bank)
+    except Exception:
+        return problem.prompt, None
+
+
+def answer_failed(bank: Bank, problem_id: str, raw: object, *, reason: str,
+                  limits: AnswerLimits = AnswerLimits(), detail: str = "",
+                  location: str | None = None) -> AnswerResult:
+    """The result of an answer whose check did not finish (``reason``: "timeout", "memory",
+    "died", "error"), as the engine grades such an answer in a submission: "too complex to grade"
+    (or an internal error left to a person); an unknown problem id is "unknown" as always."""
+    from grader.grade.plan import result, too_complex
+    from grader.grade.pool import Failure
+    from grader.grade.results import AnswerGrade, Status
+    problem = bank.get(problem_id) if isinstance(problem_id, str) else None
+    where = Location(location) if location else None
+    if problem is None:
+        grade = AnswerGrade(0.0, False, f"unknown problem id {problem_id!r}", None, Status.UNKNOWN)
+        return result(problem_id, raw, None, None, grade, where)
+    return result(problem_id, raw, problem, None, too_complex(Failure(reason, detail), limits), where)
+
+
+def submission_totals(bank: Bank, results: Iterable[tuple[str, float, float]]) -> Totals:
+    """:func:`totals`, typed: a submission's totals from its answers graded one by one."""
+    from grader.grade.run import totals as _totals
+    return _totals(bank, results)
+
+
+def answers_file(paths: Iterable[str | Path]) -> Loaded:
+    """Every submission in ``paths`` (answers files or folders), read as ``grader grade`` reads
+    them, for :func:`grade_class` (its errors go into the report)."""
+    from grader.grade.submissions import load_submissions
+    return load_submissions(list(paths))
+
+
+def grade_code_file(bank: Bank, problem_id: str, path: Path) -> AnswerResult:
+    """A code exercise's answer (the learner's file at ``path``) graded by the engine's own code
+    path, as ``grader grade`` grades it: its tests in the sandbox, each test in ``tests``."""
+    from grader.grade.check import grade_code_task
+    from grader.grade.plan import result
+    problem = bank.get(problem_id)
+    if problem is None or problem.kind != "code":
+        raise KeyError(problem_id)
+    return result(problem_id, str(path.name), problem, None, grade_code_task(problem, path), None)
+
+
+def code_not_run(r: AnswerResult) -> str | None:
+    """Why a code answer's tests did not run at all, where that is the grader's fault and not
+    the learner's (the test runner crashed or exited abnormally, its folder went missing, the
+    grader's own processes ran out of memory, no usable sandbox): its cause, or None when the
+    tests ran (whatever they found). Such a grade is not the learner's score."""
+    if r.status == "error":         # no safe sandbox here, or the exercise's tests are missing
+        return r.feedback
+    if len(r.tests) == 1 and r.tests[0].name == "tests" and not r.tests[0].passed:
+        message = r.tests[0].message
+        if message.startswith("the tests did not run: ") and "time limit" not in message:
+            return message[len("the tests did not run: "):]
+    return None
+
+
+class AnswerShape:
+    """The engine's own limits on what an answer may be (:mod:`grader.answers.guard`), as a
+    shell checks them once at its boundary, before anything is stored, pickled or sent to a
+    worker: a value nested at most ``max_depth`` levels (a shape is a flat list: 1), with at most
+    ``max_items`` items in a list, ``max_chars`` characters of text. An answer within them may
+    still be invalid (the engine says why); one beyond them is refused whole."""
+
+    def __init__(self) -> None:
+        from grader.answers.guard import MAX_FREE_TEXT, MAX_INT_DIGITS, MAX_ITEMS
+        self.max_depth = 2          # a list of lists at most: the engine then says "not a list of integers"
+        self.max_items = MAX_ITEMS
+        self.max_chars = MAX_FREE_TEXT
+        self.max_int_digits = MAX_INT_DIGITS
+
+    def problem(self, raw: object) -> str | None:
+        """Why ``raw`` is beyond the limits (None: within them). Iterative: any depth is safe."""
+        stack: list[tuple[object, int]] = [(raw, 0)]
+        seen = 0
+        while stack:
+            value, depth = stack.pop()
+            seen += 1
+            if seen > (self.max_items + 1) ** self.max_depth:
+                return f"more than {(self.max_items + 1) ** self.max_depth} values"
+            if isinstance(value, (list, tuple, dict)):
+                if depth >= self.max_depth:
+                    return f"nested more than {self.max_depth} levels deep"
+                if len(value) > self.max_items:
+                    return f"a list of {len(value):,} items (at most {self.max_items})"
+                items = list(value.items()) if isinstance(value, dict) else list(value)
+                for item in items:
+                    if isinstance(item, tuple) and isinstance(value, dict):
+                        stack.extend([(item[0], depth + 1), (item[1], depth + 1)])
+                    else:
+                        stack.append((item, depth + 1))
+            elif isinstance(value, str) and len(value) > self.max_chars:
+                return f"{len(value):,} characters of text (at most {self.max_chars:,})"
+        return None
+
+
+def answer_shape() -> AnswerShape:
+    """The engine's limits on an answer's shape (see :class:`AnswerShape`)."""
+    return AnswerShape()
+
+
+def summarise_class(report: Report, points: Mapping[str, float] | None = None) -> ClassSummary:
+    """The class summary of a graded :class:`Report` (``grader grade --summary``'s): for each
+    problem its mean score, success rate and the most common wrong answers grouped by their
+    feedback (:class:`ClassSummary`)."""
+    from grader.reports.summary import summarize as _summarize
+    return _summarize(report, points)
+
+
+__all__ = ["VERSION", "AnswerShape", "BankProblem", "Totals", "answer_failed", "answer_shape", "answers_file",
+            "code_not_run", "grade_code_file", "json_number", "learner_view", "submission_totals", "summarise_class"]
