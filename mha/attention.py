@@ -25,10 +25,7 @@ inputs and the masks, mha.inputs (both mixins of MultiHeadAttention).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import TYPE_CHECKING, TypeAlias, TypedDict
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn as nn
@@ -37,38 +34,12 @@ from torch import Tensor
 
 from mha.conversions import LAYOUTS, QKV, Conversions, Layout
 from mha.inputs import Inputs
+from mha.ops import Factory, linear, positive_int, share_heads, stage
 
 if TYPE_CHECKING:
     from torch.types import Device
 
     from mha.kv_cache import KVCache
-
-# The stage of the forward pass being run, read by mha.measure to attribute
-# FLOPs: a name, or ("in_proj", (C, g·d_k, g·d_k)) for the packed Q/K/V projection.
-Stage: TypeAlias = str | tuple[str, tuple[int, int, int]]
-_STAGE: ContextVar[Stage | None] = ContextVar("mha_stage", default=None)
-
-
-class _Factory(TypedDict):
-    """The device and dtype every new parameter is made with (torch's factory_kwargs)."""
-    device: Device
-    dtype: torch.dtype | None
-
-
-@contextmanager
-def _stage(name: Stage) -> Iterator[None]:
-    token = _STAGE.set(name)
-    try:
-        yield
-    finally:
-        _STAGE.reset(token)
-
-
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value
-
 
 class MultiHeadAttention(Conversions, Inputs, nn.Module):
     """Multi-head attention; forward() takes and returns what nn.MultiheadAttention does.
@@ -98,18 +69,18 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
                  bias: bool = True, dropout: float = 0.0, layout: Layout = "fused", batch_first: bool = True,
                  device: Device = None, dtype: torch.dtype | None = None, n_kv_heads: int | None = None) -> None:
         super().__init__()
-        _positive_int("d_model", d_model)
-        _positive_int("num_heads", num_heads)
+        positive_int("d_model", d_model)
+        positive_int("num_heads", num_heads)
         if d_model % num_heads:
             raise ValueError(
                 f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): "
                 f"d_k = d_model / num_heads = {d_model / num_heads:g} is not an integer")
-        n_kv_heads = num_heads if n_kv_heads is None else _positive_int("n_kv_heads", n_kv_heads)
+        n_kv_heads = num_heads if n_kv_heads is None else positive_int("n_kv_heads", n_kv_heads)
         if num_heads % n_kv_heads:
             raise ValueError(f"num_heads ({num_heads}) must be divisible by n_kv_heads ({n_kv_heads}): "
                              f"each key/value head serves num_heads / n_kv_heads query heads")
-        kdim = d_model if kdim is None else _positive_int("kdim", kdim)
-        vdim = d_model if vdim is None else _positive_int("vdim", vdim)
+        kdim = d_model if kdim is None else positive_int("kdim", kdim)
+        vdim = d_model if vdim is None else positive_int("vdim", vdim)
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
@@ -125,7 +96,7 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
         self.bias, self.dropout = bool(bias), float(dropout)
         self.layout, self.batch_first = layout, bool(batch_first)
         self.packed = layout == "fused" and kdim == d_model and vdim == d_model
-        fk: _Factory = {"device": device, "dtype": dtype}
+        fk: Factory = {"device": device, "dtype": dtype}
         C, nh, hs, g, kvw = d_model, num_heads, self.d_k, n_kv_heads, self.kv_width
 
         def new(*shape: int) -> nn.Parameter:
@@ -287,7 +258,7 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
         if kv_cache is not None:
             Kh, Vh = kv_cache.append(Kh, Vh)  # (B, g, S, hs) each: cached keys/values, then the new ones
         if g != nh or record is not None:
-            K_i, V_i = _share(Kh, nh), _share(Vh, nh)  # head i uses K/V head i // (nh/g): (B, nh, S, hs)
+            K_i, V_i = share_heads(Kh, nh), share_heads(Vh, nh)  # head i uses K/V head i // (nh/g): (B, nh, S, hs)
         if record is not None:
             record.update(Q=q, K=k, V=v, Q_i=Qh, K_i=K_i, V_i=V_i)
 
@@ -295,7 +266,7 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
         att: Tensor | None  # the attention weights A_i, when they are computed
         if not need_weights and record is None:
             # fast path: one fused kernel, the (B, nh, T, S) weights are never materialised
-            with _stage("attention"):
+            with stage("attention"):
                 gqa = {"enable_gqa": True} if g != nh else {}  # SDPA shares K/V heads itself
                 y = F.scaled_dot_product_attention(Qh, Kh, Vh, attn_mask=mask, dropout_p=p,
                                                    is_causal=sdpa_causal, **gqa)  # (B, nh, T, hs)
@@ -304,13 +275,13 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
             # reference path: the equations of 17-08, written out
             if g != nh:
                 Kh, Vh = K_i, V_i  # (B, nh, S, hs)
-            with _stage("qk"):
+            with stage("qk"):
                 att = (Qh @ Kh.transpose(-2, -1)).mul_(1.0 / math.sqrt(hs))  # S_i: (B, nh, T, S)
                 if record is not None:
                     record["S_i"] = att
                 if mask is not None:
                     att = att + mask if record is not None else att.add_(mask)
-            with _stage("softmax"):
+            with stage("softmax"):
                 if record is None and not (torch.is_grad_enabled() and att.requires_grad):
                     att = torch.ops.aten._softmax.out(att, -1, False, out=att)  # in place, as torch's fast path
                 else:
@@ -319,14 +290,14 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
                 record["A_i"] = att
             if p > 0.0:
                 att = F.dropout(att, p=p)  # 17-08 §8: dropout on the weights, training only
-            with _stage("av"):
+            with stage("av"):
                 y = att @ Vh  # head_i = A_i·V_i: (B, nh, T, hs)
 
         y = y.transpose(1, 2).reshape(B, T, C)  # Concat(head_1..head_h): (B, T, nh·hs)
         if record is not None:
             record.update(head_i=y.view(B, T, nh, hs).transpose(1, 2), concat=y)  # head_i: (B, nh, T, hs)
-        with _stage("out_proj"):
-            out = _linear(y, self.out_proj.weight, self.out_proj.bias)  # Concat · W^O: (B, T, C)
+        with stage("out_proj"):
+            out = linear(y, self.out_proj.weight, self.out_proj.bias)  # Concat · W^O: (B, T, C)
         if record is not None:
             record["output"] = out
 
@@ -349,12 +320,12 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
         if self.layout == "per_head":
             heads: list[Tensor] = []
             for n, x, count in zip("QKV", (q, k, v), (nh, g, g)):
-                with _stage(f"{n.lower()}_proj"):
+                with stage(f"{n.lower()}_proj"):
                     Ws = getattr(self, f"W_i_{n}")
                     bs = getattr(self, f"b_i_{n}") if self.bias else [None] * count
                     # head by head, as the article writes it: X_i = X · W_i (+ b_i), each (B, T|S, hs),
                     # gathered into (B, nh|g, T|S, hs) by copies (torch.stack's Python meta kernel
-                    # would import torch._dynamo; see _linear)
+                    # would import torch._dynamo; see mha.ops.linear)
                     stacked = x.new_empty((x.size(0), count, x.size(1), hs))
                     for i, (W_i, b_i) in enumerate(zip(Ws, bs)):
                         x_i = x @ W_i if b_i is None else (x @ W_i).add_(b_i)
@@ -366,8 +337,8 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
         bq, bk, bv = self._in_biases()
         if self_attention and self.packed:
             # one matmul for Q, K and V (17-08 §7), like nanoGPT's c_attn
-            with _stage(("in_proj", self._split)):
-                qkv = _linear(q, self.in_proj_weight, self.in_proj_bias)  # (B, T, C + 2·g·hs)
+            with stage(("in_proj", self._split)):
+                qkv = linear(q, self.in_proj_weight, self.in_proj_bias)  # (B, T, C + 2·g·hs)
             if g == nh:
                 qkv = qkv.view(B, T, 3, nh, hs)  # (B, T, 3, nh, hs)
                 Qh, Kh, Vh = (t.transpose(1, 2) for t in qkv.unbind(2))  # 3 × (B, T, nh, hs) → (B, nh, T, hs)
@@ -376,31 +347,12 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
             return (q.view(B, T, nh, hs).transpose(1, 2),  # (B, nh, T, hs)
                     k.view(B, T, g, hs).transpose(1, 2),  # (B, g, T, hs)
                     v.view(B, T, g, hs).transpose(1, 2))  # (B, g, T, hs)
-        with _stage("q_proj"):
-            q = _linear(q, Wq, bq)  # (B, T, C)
-        with _stage("k_proj"):
-            k = _linear(k, Wk, bk)  # (B, S, g·hs)
-        with _stage("v_proj"):
-            v = _linear(v, Wv, bv)  # (B, S, g·hs)
+        with stage("q_proj"):
+            q = linear(q, Wq, bq)  # (B, T, C)
+        with stage("k_proj"):
+            k = linear(k, Wk, bk)  # (B, S, g·hs)
+        with stage("v_proj"):
+            v = linear(v, Wv, bv)  # (B, S, g·hs)
         return (q.view(B, T, nh, hs).transpose(1, 2),  # (B, nh, T, hs)
                 k.view(B, S, g, hs).transpose(1, 2),  # (B, g, S, hs)
                 v.view(B, S, g, hs).transpose(1, 2))  # (B, g, S, hs)
-
-
-def _share(kv: Tensor, nh: int) -> Tensor:
-    """K or V heads (B, g, S, hs) repeated for the nh query heads: query head i gets head i // (nh/g)."""
-    B, g, S, hs = kv.shape
-    if g == nh:
-        return kv
-    # (B, g, 1, S, hs) → (B, g, nh/g, S, hs) → (B, nh, S, hs)
-    return kv[:, :, None].expand(B, g, nh // g, S, hs).reshape(B, nh, S, hs)
-
-
-def _linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    """x·weightᵀ + bias, as a matmul and then an in-place bias add rather than F.linear's fused
-    addmm: the same function (and the same FLOPs: 2·M·K·N, plus one addition per output element
-    for the bias), and on the "meta" device both ops have C++ shape kernels, whereas torch's
-    Python meta kernel for addmm (and for out-of-place add) imports torch._dynamo on first use,
-    which costs more than a second: mha measures LLM-sized layers on "meta"."""
-    y = F.linear(x, weight)
-    return y if bias is None else y.add_(bias)

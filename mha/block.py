@@ -22,7 +22,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
 
-from mha.attention import MultiHeadAttention, _Factory, _linear, _positive_int, _stage
+from mha.attention import MultiHeadAttention
+from mha.ops import Factory, linear, positive_int, stage
 
 if TYPE_CHECKING:
     from torch.types import Device
@@ -35,7 +36,7 @@ ACTIVATIONS: tuple[Activation, ...] = ("gelu", "gelu_tanh", "relu", "silu", "swi
 NORMS: tuple[Norm, ...] = ("layernorm", "rmsnorm")
 
 
-def _norm(kind: Norm, d_model: int, eps: float, bias: bool, fk: _Factory) -> nn.LayerNorm | nn.RMSNorm:
+def _norm(kind: Norm, d_model: int, eps: float, bias: bool, fk: Factory) -> nn.LayerNorm | nn.RMSNorm:
     if kind == "layernorm":
         return nn.LayerNorm(d_model, eps=eps, bias=bias, **fk)  # γ, β: 2·d (γ only without bias)
     return nn.RMSNorm(d_model, eps=eps, **fk)  # γ: d
@@ -48,21 +49,21 @@ class FeedForward(nn.Module):
     def __init__(self, d_model: int, d_ff: int, activation: Activation = "gelu", *, bias: bool = True,
                  dropout: float = 0.0, device: Device = None, dtype: torch.dtype | None = None) -> None:
         super().__init__()
-        _positive_int("d_model", d_model)
-        _positive_int("d_ff", d_ff)
+        positive_int("d_model", d_model)
+        positive_int("d_ff", d_ff)
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-        fk: _Factory = {"device": device, "dtype": dtype}
+        fk: Factory = {"device": device, "dtype": dtype}
         self.activation, self.dropout = activation, float(dropout)
         self.up = nn.Linear(d_model, d_ff, bias=bias, **fk)  # W₁: (out, in) = (d_ff, d_model)
         self.gate = nn.Linear(d_model, d_ff, bias=bias, **fk) if activation == "swiglu" else None
         self.down = nn.Linear(d_ff, d_model, bias=bias, **fk)  # W₂: (d_model, d_ff)
 
     def forward(self, x: Tensor) -> Tensor:
-        with _stage("ffn"):
-            h = _linear(x, self.up.weight, self.up.bias)  # (B, T, d_ff)
+        with stage("ffn"):
+            h = linear(x, self.up.weight, self.up.bias)  # (B, T, d_ff)
             if self.gate is not None:
-                h = F.silu(_linear(x, self.gate.weight, self.gate.bias)) * h  # (B, T, d_ff)
+                h = F.silu(linear(x, self.gate.weight, self.gate.bias)) * h  # (B, T, d_ff)
             elif self.activation == "gelu":
                 h = F.gelu(h)
             elif self.activation == "gelu_tanh":
@@ -72,7 +73,7 @@ class FeedForward(nn.Module):
             else:
                 h = F.silu(h)
             h = F.dropout(h, self.dropout, self.training)
-            return _linear(h, self.down.weight, self.down.bias)  # (B, T, d_model)
+            return linear(h, self.down.weight, self.down.bias)  # (B, T, d_model)
 
 
 class TransformerBlock(nn.Module):
@@ -86,7 +87,7 @@ class TransformerBlock(nn.Module):
         super().__init__()
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-        fk: _Factory = {"device": device, "dtype": dtype}
+        fk: Factory = {"device": device, "dtype": dtype}
         self.norm_first, self.dropout = bool(norm_first), float(dropout)
         self.attn = MultiHeadAttention(d_model, num_heads, n_kv_heads=n_kv_heads, bias=bias, dropout=dropout, **fk)
         self.ffn = FeedForward(d_model, d_ff, activation, bias=bias, dropout=dropout, **fk)
@@ -126,11 +127,11 @@ class Transformer(nn.Module):
                  tie_embeddings: bool = True, dropout: float = 0.0, norm_eps: float = 1e-5, device: Device = None,
                  dtype: torch.dtype | None = None) -> None:
         super().__init__()
-        _positive_int("vocab_size", vocab_size)
-        _positive_int("n_layers", n_layers)
+        positive_int("vocab_size", vocab_size)
+        positive_int("n_layers", n_layers)
         if max_len is not None:
-            _positive_int("max_len", max_len)
-        fk: _Factory = {"device": device, "dtype": dtype}
+            positive_int("max_len", max_len)
+        fk: Factory = {"device": device, "dtype": dtype}
         self.vocab_size, self.max_len, self.tie_embeddings = vocab_size, max_len, bool(tie_embeddings)
         self.tok_emb = nn.Embedding(vocab_size, d_model, **fk)  # E: (vocab, d_model)
         self.pos_emb = nn.Embedding(max_len, d_model, **fk) if max_len else None  # P: (max_len, d_model)
@@ -168,5 +169,5 @@ class Transformer(nn.Module):
             x = block(x, is_causal=True, kv_cache=None if kv_caches is None else kv_caches[i])  # (B, T, C)
         if self.norm is not None:
             x = self.norm(x)
-        with _stage("lm_head"):
-            return _linear(x, self.lm_head.weight, None)  # (B, T, vocab)
+        with stage("lm_head"):
+            return linear(x, self.lm_head.weight, None)  # (B, T, vocab)

@@ -208,7 +208,7 @@ def _counter_class() -> Callable[[Sequence[str]], _FlopCounter]:
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    from mha.attention import _STAGE
+    from mha.ops import STAGE
 
     aten = torch.ops.aten
     matmuls = {getattr(aten, n): n for n in ("mm", "bmm", "addmm", "baddbmm", "mv", "addmv", "dot")}
@@ -270,7 +270,7 @@ def _counter_class() -> Callable[[Sequence[str]], _FlopCounter]:
                 self.other[name] += f[name]
 
         def _add_matmul(self, flops: int, adds: int) -> None:
-            stage = _STAGE.get()
+            stage = STAGE.get()
             if isinstance(stage, tuple):  # packed projection: split by output columns
                 _, parts = stage
                 total = sum(parts)
@@ -295,7 +295,7 @@ def _counter_class() -> Callable[[Sequence[str]], _FlopCounter]:
             if self.inside_sdpa:
                 return out  # counted by its formula in _Function
             packet = func.overloadpacket
-            stage = _STAGE.get()
+            stage = STAGE.get()
             stage_name = stage[0] if isinstance(stage, tuple) else stage
             if packet in matmuls:
                 self._add_matmul(*_matmul_flops(matmuls[packet], args))

@@ -38,7 +38,7 @@ def folder() -> Path | None:
 def code_hash() -> str:
     """A hash of the source files that compute the experiments' results."""
     here = Path(__file__).resolve().parent
-    files = [here / f for f in COMPUTING] + [here.parent / f for f in ("attention.py", "tracing.py", "measure.py")]
+    files = [here / f for f in COMPUTING] + [here.parent / f for f in ("attention.py", "ops.py", "tracing.py", "measure.py")]
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode())
