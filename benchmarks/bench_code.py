@@ -44,7 +44,10 @@ if os.environ.get("BENCH_OLD"):
     run = sb.run
     sb.run = lambda *a, **k: run(*a, **{**k, "env": {"PYTHONPATH": os.environ["BENCH_CODE_ROOT"]}})
 from grader.bank import Problem
-from grader.code.grade import grade_code
+try:
+    from grader.code.grade import grade_code          # this tree's layout
+except ImportError:
+    from grader.code import grade_code                # the old commit's (grader/code.py)
 code = os.path.join(os.environ["BENCH_CODE_ROOT"], "exercises", "17-08", "code")
 p = Problem(id="17-08/code-mha", kind="code", points=10, prompt="mha", reference=None, subject="17-08",
             tests=code, solution=os.path.join(code, "solution.py"))
