@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from grader.bank.model import Bank
 from grader.errors import Location
@@ -146,5 +146,12 @@ def summarise_class(report: Report, points: Mapping[str, float] | None = None) -
     return _summarize(report, points)
 
 
-__all__ = ["VERSION", "AnswerShape", "BankProblem", "Totals", "answer_failed", "answer_shape", "answers_file",
+
+def distribution_plot(points: float, distribution: list[dict[str, Any]], title: str) -> str:
+    """The staff pages' score distribution as inline SVG: a bar per score, how many learners have it."""
+    from grader.reports.plots import distribution as _plot
+    return _plot(points, distribution, title)
+
+
+__all__ = ["VERSION", "distribution_plot", "AnswerShape", "BankProblem", "Totals", "answer_failed", "answer_shape", "answers_file",
             "code_not_run", "grade_code_file", "json_number", "learner_view", "submission_totals", "summarise_class"]

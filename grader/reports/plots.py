@@ -1,4 +1,5 @@
-"""The HTML report's plot (:mod:`grader.reports.html`): inline SVG drawn by matplotlib (its
+"""Plots as inline SVG (the HTML report's crossover, :mod:`grader.reports.html`; the staff pages'
+score distribution, through :func:`grader.api.service.distribution_plot`) drawn by matplotlib (its
 object API, no pyplot: thread-safe, no display); text stays text in the SVG (searchable, read
 by screen readers)."""
 from __future__ import annotations
@@ -45,6 +46,29 @@ def crossover(d: int, projections: Callable[[Any], Any], attention: Callable[[An
     ax.set_ylabel("FLOPs (one layer's attention block)")
     ax.set_title(title, fontsize=10)
     ax.legend(loc="upper left", fontsize=9, frameon=False)
+    for s in ("top", "right"):
+        ax.spines[s].set_visible(False)
+    return _svg(fig, title)
+
+
+def distribution(points: float, distribution: list[dict[str, Any]], title: str) -> str:
+    """A bar per score: how many learners have it (the gradebook's policy: a learner's best or
+    last attempt); ``distribution``: ``{"score", "learners"}`` rows."""
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(6, 2.8), dpi=96)
+    ax = fig.add_subplot()
+    xs = [float(d["score"]) for d in distribution]
+    ys = [int(d["learners"]) for d in distribution]
+    width = max(points, 1) / 12
+    ax.bar(xs, ys, width=width, color="#0b57d0")
+    ax.set_xlabel("score (points)")
+    ax.set_ylabel("learners")
+    ax.set_xlim(-width, max(points, max(xs, default=0)) + width)
+    from matplotlib.ticker import MaxNLocator
+    locator = ax.yaxis.get_major_locator()
+    if isinstance(locator, MaxNLocator):    # the default AutoLocator: whole learners only
+        locator.set_params(integer=True)
+    ax.set_title(title, fontsize=10)
     for s in ("top", "right"):
         ax.spines[s].set_visible(False)
     return _svg(fig, title)

@@ -13,7 +13,9 @@ from grader.serve import gradebook
 from grader.serve.auth import Principal
 from grader.serve.errors import APIError
 
-from . import plots, service
+from grader.api.service import distribution_plot
+
+from . import service
 from .render import HEADERS, page, redirect
 from .session import PageError, as_page_error, check_csrf, page_instructor
 
@@ -77,7 +79,7 @@ def problem_page(problem_id: str, request: Request, who: Principal = Depends(pag
         raise PageError(404, "No such problem.")
     with st.db.read() as conn:
         stats = gradebook.stats(conn, st.engine, problem_id, st.settings.policy)
-    plot = plots.distribution(float(p.points), stats["distribution"],
+    plot = distribution_plot(float(p.points), stats["distribution"],
                               f"{problem_id}: learners by score ({st.settings.policy} attempt)") \
         if stats["distribution"] else None
     return page(request, "staff_problem.html", who=who, stats=stats, plot=plot, prompt=p.prompt)
