@@ -8,6 +8,8 @@ Each such block carries, on one of the two lines above its opening fence, one of
   says how, for each ID): a command of the CLI run in a copy of the repository's top level, a
   ``curl`` against the HTTP API sent to a live ``grader serve`` (the one the service's tests
   start, ``tests/serve/serve_helpers.LiveServer``, on the bundled bank), or an engine call;
+- ``<!-- docs-output: tested (tests/FILE.py::test_name) -->``: that test compares it (the
+  marker's test must exist);
 - ``<!-- docs-output: skip (reason) -->``: not compared (a benchmark's timings);
 - tests/test_spec_docs.py's ``<!-- output: ... -->`` or ``<!-- file: ... -->``: that test
   compares it.
@@ -45,13 +47,15 @@ sys.path.insert(0, str(ROOT / "tests" / "serve"))
 from sandbox_helpers import needs_strong  # noqa: E402
 
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
-MARK = re.compile(r"^\s*<!--\s*docs-output:\s*(?:(?P<skip>skip)\b\s*(?:\((?P<why>.*)\))?|(?P<id>[\w-]+))\s*-->\s*$")
+MARK = re.compile(r"^\s*<!--\s*docs-output:\s*(?:(?P<skip>skip)\b\s*(?:\((?P<why>.*)\))?"
+                  r"|tested\s*\((?P<test>tests/[\w/]+\.py)::(?P<function>\w+)\)|(?P<id>[\w-]+))\s*-->\s*$")
 SPEC_DOCS = re.compile(r"^\s*<!--\s*(file|output):\s*.+-->\s*$")      # tests/test_spec_docs.py's markers
 ELIDED = "\u2026elided\u2026"
 ID_SHOWN = re.compile(r"[0-9a-f]{4,32}…?|…")
 ID_REAL = re.compile(r"[0-9a-f]{32}")
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
 TOKEN = re.compile(r"grd_[A-Za-z0-9_-]{43}")
+VALUE_COMMENT = re.compile(r"^[^#]*\S\s+#\s*(?P<value>-?\d[\d,]*(\.\d+)?)\b")
 
 
 def documents() -> list[Path]:
@@ -74,6 +78,8 @@ class Block:
     def shows_output(self) -> bool:
         if self.lang in ("json", "text"):
             return True
+        if self.lang == "python":       # a value shown in a comment: `count(m)   # 150,994,944`
+            return any(VALUE_COMMENT.search(line) for line in self.body.splitlines())
         return self.lang == "console" and any(out for _, out in console(self.body))
 
 
@@ -533,6 +539,27 @@ def check_code_messages(block: Block, tmp_path: Path) -> list[str]:
     return lines_match(block.body.splitlines(), [" ".join(r.split()) for r in real], block.name)
 
 
+def check_python_values(block: Block, tmp_path: Path) -> list[str]:
+    """A Python block run statement by statement (``import mha`` done); an expression whose
+    line ends with ``# VALUE`` must give that value."""
+    import ast
+
+    import mha
+    namespace: dict = {"mha": mha}
+    lines, errors = block.body.splitlines(), []
+    for node in ast.parse(block.body).body:
+        source = ast.get_source_segment(block.body, node)
+        m = VALUE_COMMENT.match(lines[node.end_lineno - 1])
+        if isinstance(node, ast.Expr) and m:
+            got = eval(compile(ast.Expression(node.value), block.name, "eval"), namespace)
+            shown = float(m.group("value").replace(",", ""))
+            if got != shown:
+                errors.append(f"{block.name}: `{source}` gives {got!r}, the document shows {m.group('value')}")
+        else:
+            exec(compile(ast.Module([node], []), block.name, "exec"), namespace)
+    return errors
+
+
 # ------------------------------------------------------------------ the checks, by id
 
 LIVE = {"readme-submit": check_console_curl, "service-submit": check_json_after_curl,
@@ -541,7 +568,7 @@ LIVE = {"readme-submit": check_console_curl, "service-submit": check_json_after_
 CHECKS = {"service-users-first": check_console_cli, "service-users": check_console_cli,
           "grade-json": check_grade_json, "service-migrate": check_serve_behind,
           "cluster-versions": check_cluster_versions, "budget-error": check_budget,
-          "code-messages": check_code_messages}
+          "code-messages": check_code_messages, "mha-values": check_python_values}
 
 
 def test_the_reader_and_the_comparison():
@@ -570,6 +597,10 @@ def test_every_output_block_is_checked():
         if b.check_id:
             assert b.check_id in CHECKS or b.check_id in LIVE, f"{b.name}: no check called {b.check_id!r}"
             found.add(b.check_id)
+        elif b.mark and b.mark.group("test"):
+            test = ROOT / b.mark.group("test")
+            assert test.is_file() and f"def {b.mark.group('function')}(" in test.read_text(encoding="utf-8"), \
+                f"{b.name}: no test {b.mark.group('test')}::{b.mark.group('function')}"
         elif b.mark and b.mark.group("skip"):
             assert b.mark.group("why"), f"{b.name}: a docs-output skip needs its reason"
         elif b.shows_output() and not b.spec_docs:
