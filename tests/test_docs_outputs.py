@@ -629,6 +629,11 @@ def test_the_service_examples_are_real(tmp_path):
         for b in all_blocks():
             if b.check_id in LIVE:
                 errors += LIVE[b.check_id](b, live)
+        # docs/service.md's health check, shown in its text: "`GET /healthz`: `{...}`"
+        text = (ROOT / "docs" / "service.md").read_text(encoding="utf-8")
+        m = re.search(r"`GET /healthz`: `(\{.*?\})`", text, re.S)
+        assert m, "docs/service.md no longer shows GET /healthz's answer"
+        errors += compare(" ".join(m.group(1).split()), live.client.get("/healthz").text, "docs/service.md: GET /healthz")
     finally:
         live.close()
     assert not errors, "\n".join(errors)
