@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grader.bank.model import Bank
+from grader.bank.model import Bank, Verification
 from grader.bank.model import Problem as BankProblem
 from grader.claims.limits import DEFAULT_TIMEOUT
 from grader.sandbox.limits import Limits
@@ -16,7 +16,7 @@ from grader.sandbox.limits import Limits
 if TYPE_CHECKING:
     from grader.claims.run import SubjectResult
     from grader.code.grade import CodeSandbox
-    from grader.code.solution_proxy import Session
+    from grader.code.solution_proxy import Session as Session  # noqa: PLC0414 (re-exported: the plugin's types)
 
 
 def cannot_write(path: str) -> str | None:
@@ -126,4 +126,4 @@ def learner_variant(problem: BankProblem, learner: str, bank: Bank) -> tuple[str
 
 
 
-__all__ = ["cannot_plot", "cannot_write", "check_paths", "graded_by_tests", "is_solution_failure", "learner_variant", "open_solution", "parse_size", "sandbox_status", "solution_limits", "solution_module", "write_attention_maps"]
+__all__ = ["BankProblem", "Verification", "cannot_plot", "cannot_write", "check_paths", "graded_by_tests", "is_solution_failure", "learner_variant", "open_solution", "parse_size", "sandbox_status", "solution_limits", "solution_module", "write_attention_maps"]

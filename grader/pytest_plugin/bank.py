@@ -21,15 +21,23 @@ Import-light: the bank is imported when a YAML file is collected.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TracebackStyle
+
+    from grader.api import Bank
+    from grader.api.shells import BankProblem, Verification
 
 SKIP_DIRS = {"code", "__pycache__"}
 INI = "grader_banks"
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(INI, type="paths",
                   help="grader: folders whose *.yaml files are exercise banks, collected as tests "
                        "(none by default: the plugin collects nothing)")
@@ -38,7 +46,7 @@ def pytest_addoption(parser):
         help="collect the exercise bank(s) in DIR (as the ini option grader_banks does)")
 
 
-def bank_roots(config) -> list[Path]:
+def bank_roots(config: pytest.Config) -> list[Path]:
     """The folders this project opted in (ini ``grader_banks`` and ``--grader-banks``)."""
     roots = [Path(p) for p in config.getini(INI)]
     roots += [Path(config.invocation_params.dir, p) for p in config.getoption("grader_banks") or []]
@@ -61,7 +69,7 @@ def _is_bank_file(path: Path, roots: list[Path]) -> bool:
     return False
 
 
-def pytest_collect_file(file_path, parent):
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> BankFile | None:
     roots = bank_roots(parent.config)
     if roots and _is_bank_file(Path(file_path), roots):
         return BankFile.from_parent(parent, path=file_path)
@@ -71,7 +79,7 @@ def pytest_collect_file(file_path, parent):
 class BankFile(pytest.File):
     """One bank file: an item per problem, or one failing item listing why it cannot be read."""
 
-    def collect(self):
+    def collect(self) -> Iterator[pytest.Item]:
         from grader.api import load_bank
         from grader.errors import ErrorList, GraderError
 
@@ -94,19 +102,20 @@ class ReferenceMismatch(Exception):
 class ProblemItem(pytest.Item):
     """Verifies one problem's reference answer."""
 
-    def __init__(self, *, problem, bank, **kw):
+    def __init__(self, *, problem: BankProblem, bank: Bank, **kw: Any) -> None:
         super().__init__(**kw)
         self.problem = problem
         self.bank = bank
-        self.verification = None
+        self.verification: Verification | None = None
 
-    def runtest(self):
+    def runtest(self) -> None:
         from grader.api import verify_reference
         self.verification = v = verify_reference(self.problem, self.bank)
         if not v.ok:
             raise ReferenceMismatch(v)
 
-    def repr_failure(self, excinfo, style=None):
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: TracebackStyle | None = None) -> str:
         if isinstance(excinfo.value, ReferenceMismatch):
             v = excinfo.value.args[0]
             return "\n".join([f"{self.problem.location}: {self.problem.id}: {v.message}",
@@ -115,7 +124,7 @@ class ProblemItem(pytest.Item):
         return f"{self.problem.location}: {self.problem.id}: verifying it raised " \
                f"{type(excinfo.value).__name__}: {excinfo.value}"
 
-    def reportinfo(self):
+    def reportinfo(self) -> tuple[Path, int, str]:
         line = (self.problem.location.line or 1) - 1 if self.problem.location else 0
         return self.path, line, f"problem {self.problem.id} ({self.problem.kind})"
 
@@ -123,15 +132,16 @@ class ProblemItem(pytest.Item):
 class BankErrorItem(pytest.Item):
     """A bank file that cannot be loaded: fails with every error at its file:line:column."""
 
-    def __init__(self, *, errors, **kw):
+    def __init__(self, *, errors: tuple[str, ...], **kw: Any) -> None:
         super().__init__(**kw)
         self.errors = errors
 
-    def runtest(self):
+    def runtest(self) -> None:
         raise ReferenceMismatch(self.errors)
 
-    def repr_failure(self, excinfo, style=None):
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: TracebackStyle | None = None) -> str:
         return "\n".join(self.errors)
 
-    def reportinfo(self):
+    def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"bank file {self.path.name}"

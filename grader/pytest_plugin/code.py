@@ -23,15 +23,22 @@ import importlib.util
 import json
 import os
 import sys
+from collections.abc import Generator
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-_SESSION = pytest.StashKey[object]()
+if TYPE_CHECKING:
+    from grader.api import Limits
+    from grader.api.shells import Session
+
+_SESSION: pytest.StashKey[Session] = pytest.StashKey()
 _REFUSED = pytest.StashKey[str]()
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("grader", "grader: code exercises")
     group.addoption("--solution", metavar="PATH", default=None,
                     help="the solution file graded by the code exercises' tests; its functions run in the "
@@ -54,18 +61,18 @@ def pytest_addoption(parser):
     group.addoption("--solution-workdir", default=None, help=argparse.SUPPRESS)
 
 
-def _sandboxed(config) -> bool:
+def _sandboxed(config: pytest.Config) -> bool:
     """Whether the learner's ``--solution`` runs in the sandbox (not in this process)."""
     return bool(config.getoption("solution", None)) and not config.getoption("unsandboxed", False)
 
 
-def _limits(config):
+def _limits(config: pytest.Config) -> Limits:
     from grader.api.shells import solution_limits
     given = config.getoption("solution_limits")
     return solution_limits(json.loads(given) if given else None, config.getoption("solution_timeout"))
 
 
-def _open_session(config) -> None:
+def _open_session(config: pytest.Config) -> None:
     """The sandboxed process for ``--solution``, started now; or why none may run."""
     from grader.api.shells import open_solution
     path = Path(config.getoption("solution"))
@@ -83,7 +90,7 @@ def _open_session(config) -> None:
         config.stash[_REFUSED] = f"the sandbox could not start: {e}"
 
 
-def pytest_report_header(config):
+def pytest_report_header(config: pytest.Config) -> str | None:
     if not _sandboxed(config):
         return None
     session = config.stash.get(_SESSION, None)
@@ -110,7 +117,7 @@ class SolutionError(Exception):
     """The solution file cannot be imported."""
 
 
-def load_solution(path: Path):
+def load_solution(path: Path) -> ModuleType:
     """Import a solution file from its path under a name of its own (``--unsandboxed``, or the
     bundled reference); failures become messages with the file's line."""
     path = Path(path).resolve()
@@ -120,6 +127,8 @@ def load_solution(path: Path):
     if not path.is_file():
         raise SolutionError(f"no solution file at {path}")
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SolutionError(f"{path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     try:
         try:
@@ -148,7 +157,7 @@ def _end_if_forked() -> None:
 
 
 @pytest.fixture(scope="module")
-def solution(request):
+def solution(request: pytest.FixtureRequest) -> object:
     """The solution under test: with ``--solution`` (sandboxed) a stand-in module whose
     functions run in the sandbox; with ``--unsandboxed``, or the bundled reference, the module
     itself, imported here."""
@@ -177,7 +186,8 @@ def solution(request):
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """What the learner's code did (raised, broke, could not be imported) is shown as its
     message, not as a traceback into the grader."""
     report = yield
@@ -191,7 +201,7 @@ def pytest_runtest_makereport(item, call):
 # ---------------------------------------------------------------- reporting
 
 
-def _message(report) -> str:
+def _message(report: pytest.TestReport) -> str:
     """What a learner should read: the teaching message of ``pytest.fail(..., pytrace=False)``
     as it is, else the crash line ("ExceptionType: message") of a traceback."""
     longrepr = report.longrepr
@@ -211,21 +221,21 @@ class Reporter:
     listing every test collected (so that tests a crash or a time-out kept from running are
     reported as failed by :mod:`grader.code.grade`, not forgotten)."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int) -> None:
         self.fd = fd
 
-    def pytest_collection_finish(self, session):
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
         _write(self.fd, {"collected": [item.nodeid for item in session.items]})
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         _end_if_forked()
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             _write(self.fd, {"nodeid": report.nodeid[:300], "outcome": report.outcome, "when": report.when,
                              "message": _message(report)[:1500]})
 
 
-def _write(fd, obj) -> None:
+def _write(fd: int, obj: dict[str, Any]) -> None:
     data = (json.dumps(obj, ensure_ascii=True) + "\n").encode()
     while len(data) > 4000 and obj.get("message"):
         obj = {**obj, "message": obj["message"][: len(obj["message"]) // 2] + " …"}
@@ -233,7 +243,7 @@ def _write(fd, obj) -> None:
     os.write(fd, data)
 
 
-def pytest_configure(config):
+def pytest_configure(config: pytest.Config) -> None:
     global _MAIN_PID
     _MAIN_PID = os.getpid()
     fd = config.getoption("grader_report", None)
@@ -243,7 +253,7 @@ def pytest_configure(config):
         _open_session(config)
 
 
-def pytest_unconfigure(config):
+def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(_SESSION, None)
     if session is not None:
         session.close()
