@@ -37,17 +37,12 @@ from typing import Any
 
 from grader.grade.pool import gc_paused
 from grader.grade.results import AnswerResult, CodeTestResult, Report, Status, error_json, submission_json
+from grader.values import json_number
 
 from . import junit, plural
 from .summary import ClassSummary, summary_json, summary_text
 
 Points = Mapping[str, float] | None
-
-
-def _num(x: float) -> float | int:
-    """2.0 -> 2 (scores are finite)."""
-    i = int(x)
-    return i if i == x else x
 
 
 def to_dict(report: Report) -> dict[str, Any]:
@@ -118,11 +113,13 @@ def printable(text: str) -> str:
 
 def _points(r: AnswerResult) -> str:
     """'2/3', or '–/2' for an answer a person must grade."""
-    return f"–/{_num(r.pending_points)}" if r.pending_points else f"{_num(r.score)}/{_num(r.max_score)}"
+    if r.pending_points:
+        return f"–/{json_number(r.pending_points)}"
+    return f"{json_number(r.score)}/{json_number(r.max_score)}"
 
 
 def _pending_note(r: AnswerResult) -> str:
-    return f"needs a person to grade it ({_num(r.pending_points)} points, counted 0 until then)"
+    return f"needs a person to grade it ({json_number(r.pending_points)} points, counted 0 until then)"
 
 
 def as_text(report: Report, errors: bool = True) -> str:
@@ -132,8 +129,8 @@ def as_text(report: Report, errors: bool = True) -> str:
     for e in (report.errors if errors else ()):
         lines.append(f"error: {e}")
     for s in report.submissions:
-        lines.append(f"{s.learner} ({s.file}): {_num(s.score)}/{_num(s.max_score)}"
-                     + (f", {_num(s.pending_points)} points wait for a person (counted 0 until graded)"
+        lines.append(f"{s.learner} ({s.file}): {json_number(s.score)}/{json_number(s.max_score)}"
+                     + (f", {json_number(s.pending_points)} points wait for a person (counted 0 until graded)"
                         if s.pending_points else "")
                      + (f", {len(s.unanswered)} unanswered" if s.unanswered else ""))
         for r in s.results:
@@ -177,8 +174,8 @@ def as_junit(report: Report, points: Points = None) -> str:
             if r.tests:
                 for t in r.tests:
                     c = case(f"{r.id}::{t.name}", file, line)
-                    c.add("system-out", f"score {_num(round(_share(r, t) if t.passed else 0, 6))}/"
-                                        f"{_num(round(_share(r, t), 6))}")
+                    c.add("system-out", f"score {json_number(round(_share(r, t) if t.passed else 0, 6))}/"
+                                        f"{json_number(round(_share(r, t), 6))}")
                     if not t.passed:
                         failures += 1
                         c.add("failure", t.message, message=t.message, type="failed")
@@ -195,7 +192,7 @@ def as_junit(report: Report, points: Points = None) -> str:
             c = case(pid)
             failures += 1
             worth = (points or {}).get(pid)
-            c.add("failure", "not answered" + (f" (0/{_num(worth)})" if worth is not None else ""),
+            c.add("failure", "not answered" + (f" (0/{json_number(worth)})" if worth is not None else ""),
                   message="not answered", type="unanswered")
         suites.append(junit.Suite({"name": s.learner, "file": s.file, "tests": str(len(cases)),
                                    "failures": str(failures), "skipped": str(skipped), "errors": "0"}, cases))
@@ -223,14 +220,14 @@ def as_gradescope(report: Report, points: Points = None) -> str:
         if r.tests:
             for t in r.tests:
                 share = _share(r, t)
-                test: dict[str, Any] = {"name": f"{r.id}: {t.name}", "score": _num(share if t.passed else 0),
-                                        "max_score": _num(share), "status": "passed" if t.passed else "failed",
+                test: dict[str, Any] = {"name": f"{r.id}: {t.name}", "score": json_number(share if t.passed else 0),
+                                        "max_score": json_number(share), "status": "passed" if t.passed else "failed",
                                         "output": t.message or "passed"}
                 if t.hidden:
                     test["visibility"] = "after_published"
                 tests.append(test)
             continue
-        test = {"name": r.id, "score": _num(r.score), "max_score": _num(r.max_score),
+        test = {"name": r.id, "score": json_number(r.score), "max_score": json_number(r.max_score),
                 "status": "passed" if r.correct else "failed", "output": f"Your answer: {r.answer}\n{r.feedback}"}
         if r.pending_points:
             test.update(name=f"{r.id} (needs a person to grade it)", status="passed",
@@ -239,12 +236,12 @@ def as_gradescope(report: Report, points: Points = None) -> str:
     for pid in s.unanswered:
         test = {"name": pid, "score": 0, "status": "failed", "output": "Not answered."}
         if points and pid in points:
-            test["max_score"] = _num(points[pid])
+            test["max_score"] = json_number(points[pid])
         tests.append(test)
-    out: dict[str, Any] = {"score": _num(s.score), "max_score": _num(s.max_score), "tests": tests}
+    out: dict[str, Any] = {"score": json_number(s.score), "max_score": json_number(s.max_score), "tests": tests}
     notes = [str(e) for e in report.errors]
     if s.pending_points:
-        notes.append(f"{_num(s.pending_points)} points wait for a person to grade them: counted 0 until then.")
+        notes.append(f"{json_number(s.pending_points)} points wait for a person to grade them: counted 0 until then.")
     if notes:
         out["output"] = "\n".join(notes)
     return _dumps(out, 2) + "\n"

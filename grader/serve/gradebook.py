@@ -31,10 +31,6 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 
-def _num(x: float | None) -> int | float | None:
-    return json_number(x, 6)
-
-
 def _attempts(conn: Connection, user_id: int | None = None, problem_id: str | None = None) -> Sequence[Record]:
     q = (select(Answer.id, Answer.user_id, Answer.problem_id, Answer.score, Answer.pending_points, Answer.status,
                 Answer.raw, Answer.feedback, Answer.result)
@@ -65,8 +61,8 @@ def cell(attempts: Sequence[Record], reviews: dict[str, JSON], points: float, po
         score, chosen = max(known, key=lambda t: t[0]) if known else (None, attempts[-1])
         pending = any(g is None for g in grades) and (score is None or score < points)
     status = "reviewed" if chosen.id in reviews else chosen.status
-    return {"score": _num(score), "max_score": _num(points), "attempts": len(attempts), "pending": pending,
-            "status": status}
+    return {"score": json_number(score, digits=6), "max_score": json_number(points, digits=6),
+            "attempts": len(attempts), "pending": pending, "status": status}
 
 
 def rows(conn: Connection, engine: Engine, policy: str, user_id: int | None = None) -> list[JSON]:
@@ -92,8 +88,9 @@ def rows(conn: Connection, engine: Engine, policy: str, user_id: int | None = No
             total += c["score"] or 0
             if c["score"] is None and c["pending"]:
                 pending_points += float(p.points)
-        out.append({"learner": u.login, "name": u.name, "email": u.email, "problems": cells, "total": _num(total),
-                    "max_total": _num(engine.total), "pending_points": _num(pending_points)})
+        out.append({"learner": u.login, "name": u.name, "email": u.email, "problems": cells,
+                    "total": json_number(total, digits=6), "max_total": json_number(engine.total, digits=6),
+                    "pending_points": json_number(pending_points, digits=6)})
     return out
 
 
@@ -154,12 +151,13 @@ def stats(conn: Connection, engine: Engine, problem_id: str, policy: str) -> JSO
     cells = [cell(v, reviews, float(p.points), policy) for v in per_learner.values()]
     scores = [c["score"] for c in cells if c["score"] is not None]
     return {
-        "problem": p.id, "kind": p.kind, "points": _num(float(p.points)), "policy": policy,
+        "problem": p.id, "kind": p.kind, "points": json_number(float(p.points), digits=6), "policy": policy,
         "answers": len(attempts), "learners": len(per_learner),
         "correct": sum(1 for a in attempts if a.status == "correct"),
         "pending": sum(1 for c in cells if c["pending"]),
-        "mean": _num(round(sum(scores) / len(scores), 4)) if scores else None,
-        "distribution": [{"score": _num(s), "learners": n} for s, n in sorted(Counter(scores).items())],
+        "mean": json_number(round(sum(scores) / len(scores), 4), digits=6) if scores else None,
+        "distribution": [{"score": json_number(s, digits=6), "learners": n}
+                         for s, n in sorted(Counter(scores).items())],
         "common_wrong": _wrong_groups(attempts, reviews, float(p.points)),
     }
 
@@ -180,8 +178,8 @@ def review_queue(conn: Connection, engine: Engine, include_reviewed: bool = Fals
         prompt = engine.prompt(a.problem_id, a.login) if engine.get(a.problem_id) else ""
         out.append({"answer_id": a.id, "submission_id": a.submission_id, "learner": a.login,
                     "problem": a.problem_id, "prompt": prompt, "answer": a.raw, "feedback": a.feedback,
-                    "status": a.status, "points": _num(a.pending_points), "submitted_at": iso(a.created_at),
-                    "review": reviews.get(a.id)})
+                    "status": a.status, "points": json_number(a.pending_points, digits=6),
+                    "submitted_at": iso(a.created_at), "review": reviews.get(a.id)})
         if len(out) >= limit:
             break
     return out
@@ -201,5 +199,5 @@ def add_review(conn: Connection, engine: Engine, answer_id: str, reviewer: Princ
     at = now()
     conn.execute(insert(Review).values(answer_id=answer_id, reviewer_id=reviewer.id, score=float(score),
                                        comment=comment, created_at=at))
-    return {"answer_id": answer_id, "problem": a.problem_id, "score": _num(score), "comment": comment,
+    return {"answer_id": answer_id, "problem": a.problem_id, "score": json_number(score, digits=6), "comment": comment,
             "reviewer": reviewer.login, "at": iso(at)}

@@ -26,6 +26,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from grader.values import json_number
 from mha.experiments.catalog import EXPERIMENTS, RequestError, normalise
 
 if TYPE_CHECKING:
@@ -124,7 +125,9 @@ def requests(ctx: Any, check: Any) -> list[dict[str, Any]]:
 def _fmt(v: Any) -> str:
     if v is None:
         return "—"
-    if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) < 1e15):
+    if isinstance(v, float) and abs(v) < 1e15:     # 2.0 -> 2; nan, inf and whole floats from 1e15 stay floats
+        v = json_number(v)
+    if isinstance(v, int):
         return f"{int(v):,}"
     return f"{v:.3g}" if abs(v) < 1e-3 else f"{v:.3f}"
 
