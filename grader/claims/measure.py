@@ -132,8 +132,8 @@ def _sizes(values: Mapping[str, object], need: Iterable[str]) -> dict[str, int]:
     for k in SIZE_NAMES:
         if k in v:
             x = v[k]
-            if isinstance(x, float) and x.is_integer():
-                x = int(x)
+            if isinstance(x, float) and x.is_integer():     # not json_number: a size of nan or inf must reach
+                x = int(x)                                  # the QuantityError below, where json_number raises
             size: int | None
             try:        # int, or an integer type; any other object raises TypeError (cast: no check)
                 size = None if isinstance(x, bool) else operator.index(cast(SupportsIndex, x))
