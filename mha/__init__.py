@@ -32,11 +32,11 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time __getattr__
     from mha.measure import attention_matrices as attention_matrices
     from mha.measure import count_parameters as count_parameters
     from mha.measure import measure_flops as measure_flops
-    from mha.measure_model import MEASURE_NAMES as MEASURE_NAMES
-    from mha.measure_model import ModelMeasurement as ModelMeasurement
-    from mha.measure_model import decode_step_flops as decode_step_flops
-    from mha.measure_model import kv_cache_bytes as kv_cache_bytes
-    from mha.measure_model import measure_model as measure_model
+    from mha.model_measures import MEASURE_NAMES as MEASURE_NAMES
+    from mha.model_measures import ModelMeasurement as ModelMeasurement
+    from mha.model_measures import decode_step_flops as decode_step_flops
+    from mha.model_measures import kv_cache_bytes as kv_cache_bytes
+    from mha.model_measures import measure_model as measure_model
     from mha.tracing import TRACE_NAMES as TRACE_NAMES
     from mha.tracing import Trace as Trace
     from mha.tracing import trace as trace
@@ -56,11 +56,11 @@ _EXPORTS = {
     "FeedForward": "mha.block",
     "TransformerBlock": "mha.block",
     "Transformer": "mha.block",
-    "measure_model": "mha.measure_model",
-    "ModelMeasurement": "mha.measure_model",
-    "MEASURE_NAMES": "mha.measure_model",
-    "kv_cache_bytes": "mha.measure_model",
-    "decode_step_flops": "mha.measure_model",
+    "measure_model": "mha.model_measures",
+    "ModelMeasurement": "mha.model_measures",
+    "MEASURE_NAMES": "mha.model_measures",
+    "kv_cache_bytes": "mha.model_measures",
+    "decode_step_flops": "mha.model_measures",
     "measure_decode_step": "mha.inference",
     "measure_prefill": "mha.inference",
     "StepMeasurement": "mha.inference",

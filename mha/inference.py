@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from mha.block import Activation, Norm
     from mha.kv_cache import KVCache
     from mha.measure import FlopReport
-    from mha.measure_model import Model
+    from mha.model_measures import Model
 
 Phase = Literal["prefill", "decode"]
 
@@ -257,7 +257,7 @@ def _step(m: Model, phase: Phase, n: int, batch: int) -> StepMeasurement:
     import torch
 
     from mha.measure import BLOCK_STAGES, MODEL_STAGES, STAGES, _counter_class
-    from mha.measure_model import _caches, _call, _forward_args, _inputs, _kind
+    from mha.model_measures import _caches, _call, _forward_args, _inputs, _kind
     kind = _kind(m)
     _check_n("n", n)
     _check_n("batch", batch)

@@ -111,7 +111,7 @@ def test_output_check_leaves_no_file_behind_and_an_existing_one_alone(tmp_path, 
         raise RuntimeError("stop after the check")
 
     ok = write(tmp_path / "ok.yaml", OK)
-    monkeypatch.setattr(run, "grade", fails)
+    monkeypatch.setattr(run, "grade_all", fails)     # what grader grade runs (through grader.api.grade_class)
     new, old = tmp_path / "new.json", tmp_path / "old.json"
     old.write_text("previous grades")
     grade("-o", new, ok)

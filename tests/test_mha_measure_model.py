@@ -82,3 +82,16 @@ def test_errors():
         mha.measure_model(mha.TransformerBlock(8, 2, 16), n=0)
     with pytest.raises(ValueError, match="takes one input"):
         mha.measure_flops(mha.TransformerBlock(8, 2, 16), torch.randn(1, 2, 8), torch.randn(1, 2, 8))
+
+
+def test_no_public_name_is_shadowed_by_a_submodule():
+    """Importing a submodule binds it on the package under its own name: a public name of mha
+    equal to a submodule's (mha.measure_model was both) then became the module once anything
+    imported the submodule directly (mha.inference does)."""
+    import importlib
+    import pkgutil
+    for info in pkgutil.iter_modules(mha.__path__):
+        importlib.import_module(f"mha.{info.name}")
+    import types
+    shadowed = [name for name in mha._EXPORTS if isinstance(getattr(mha, name), types.ModuleType)]
+    assert not shadowed, f"public names of mha that a submodule replaces: {shadowed}"

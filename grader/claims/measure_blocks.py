@@ -4,7 +4,7 @@
                                              "n_ctx": 1024}, {"activation": "gelu_tanh", ...})
 
 Every number is read off a real ``mha.Transformer`` / ``mha.TransformerBlock`` built on the
-"meta" device (no memory at any size), by mha's own counters (:mod:`mha.measure_model`):
+"meta" device (no memory at any size), by mha's own counters (:mod:`mha.model_measures`):
 parameters counted, FLOPs by mha.measure_flops (1 multiply-add = 2 FLOPs), KV-cache bytes from
 the caches a causal forward fills. The KV cache does not depend on d_ff or the vocabulary, so
 ``bytes.kv_cache*`` build the stack with d_ff = 1 and a vocabulary of 1.
@@ -45,7 +45,7 @@ def measure_model_quantity(quantity: str, sizes: Mapping[str, int], options: Map
         return _count(_block(d, h, s["d_ff"], g, *key))
     if quantity == "params.model":
         return _count(_stack(s["V"], d, s["L"], h, s["d_ff"], g, s.get("n_ctx"), *key))
-    from mha.measure_model import kv_cache_bytes
+    from mha.model_measures import kv_cache_bytes
     if quantity == "bytes.kv_cache_token_layer":
         return kv_cache_bytes(_block(d, h, 1, g, *key), 1, dtype=dtype)
     if quantity == "bytes.kv_cache_token":
@@ -101,5 +101,5 @@ def _forward(m: Transformer, n: int, b: int) -> FlopReport:
 @lru_cache(maxsize=16)
 def _decode(m: Transformer, n: int, b: int) -> FlopReport:
     """mha's FLOP report of one decoding step after n - 1 cached tokens."""
-    from mha.measure_model import decode_step_flops
+    from mha.model_measures import decode_step_flops
     return decode_step_flops(m, n - 1, batch=b)
