@@ -23,7 +23,8 @@ def _plain(text: object) -> str:
               help="Only ACTION and its sub-actions (token: token.issued and token.revoked).")
 @click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 1000), help="At most this many lines.")
 @click.option("--offset", default=0, type=click.IntRange(0, 10**9), help="Skip the newest OFFSET lines.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: one line per entry; json: the page as /api/v1/audit gives it.")
 @DATABASE
 def audit(since: str | None, user: str | None, action: str | None, limit: int, offset: int, fmt: str,
           database: str | None) -> None:
