@@ -21,6 +21,7 @@ from __future__ import annotations
 import getpass
 import json
 import logging
+import threading
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("grader.db")
 
 MAX_DETAIL = 2000
+MAX_WAITING = 10_000        # lines of record() not yet written: beyond, a line is dropped (and logged)
+_waiting = [0]
+_lock = threading.Lock()
 CLI = "cli"
 ACTIONS = ("token.issued", "token.revoked", "login", "login.failed", "auth.failed", "batch.uploaded", "regrade",
            "review", "export", "db.upgrade", "db.backup")
@@ -81,17 +85,30 @@ def record(request: Request, action: str, *, actor: str = "", target: str = "",
            detail: dict[str, Any] | None = None) -> None:
     """One line for an HTTP request, written by the database's writer without waiting for it."""
     row = values(actor, address_of(request), action, target, detail)
+    with _lock:
+        if _waiting[0] >= MAX_WAITING:
+            log.error("audit: %s from %s not recorded: %d lines are waiting to be written", action, row["address"],
+                      _waiting[0])
+            return
+        _waiting[0] += 1
     try:
         db: Database = request.app.state.grader.db
         fut = db.submit_write(lambda conn: conn.execute(insert(AuditEntry).values(**row)))
     except Exception as e:      # the audit never fails the request it records
+        _written(None)
         log.error("audit: %s not recorded: %s", action, e)
         return
 
     def done(f: Any) -> None:
+        _written(None)
         if f.exception() is not None:
             log.error("audit: %s not recorded: %s", action, f.exception())
     fut.add_done_callback(done)
+
+
+def _written(_: object) -> None:
+    with _lock:
+        _waiting[0] -= 1
 
 
 def entries(conn: Connection, *, since: datetime | None = None, actor: str | None = None,

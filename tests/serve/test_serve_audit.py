@@ -66,6 +66,22 @@ def test_a_line_is_bounded_whatever_it_is_given(tmp_path):
     db.dispose()
 
 
+def test_record_does_not_wait_and_drops_lines_beyond_its_bound(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+    db = Database(f"sqlite:///{tmp_path / 'r.db'}")
+    db.ensure_schema()
+    request = SimpleNamespace(client=SimpleNamespace(host="10.1.2.3"),
+                              app=SimpleNamespace(state=SimpleNamespace(grader=SimpleNamespace(db=db))))
+    audit.record(request, "auth.failed", target="first")
+    monkeypatch.setattr(audit, "MAX_WAITING", 0)      # as if 10,000 lines were waiting
+    audit.record(request, "auth.failed", target="dropped")
+    db.dispose()                                      # the writer finishes what it was given
+    db = Database(f"sqlite:///{tmp_path / 'r.db'}")
+    assert [(e["target"], e["address"]) for e in lines(db)] == [("first", "10.1.2.3")]
+    assert audit._waiting[0] == 0
+    db.dispose()
+
+
 # ------------------------------------------------------------------ grader audit
 
 def test_grader_audit_filters_pages_and_prints_one_line_per_entry(tmp_path):
@@ -251,5 +267,8 @@ def test_the_service_records_who_did_what_from_where(srv):
     assert twin["entries"][0]["action"] == "auth.failed" and twin["limit"] == 1
     assert api.get("/audit?offset=99999999999999999999", headers=prof).status_code == 422
     assert api.get("/audit", headers={"Authorization": f"Bearer {tokens['ann']}"}).status_code == 403
+    with httpx.Client(base_url=server.url, timeout=60) as page:
+        assert _sign_in(page, tokens["ann"]).status_code == 303
+        assert page.get("/staff/audit").status_code == 403
     api.close()
     db.dispose()
