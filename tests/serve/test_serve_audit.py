@@ -106,6 +106,7 @@ def test_grader_audit_filters_pages_and_prints_one_line_per_entry(tmp_path):
     # 3 token lines by the operator, 2 a page: revoked ann, issued ann; the next page starts at 2
     assert [(e["action"], e["target"]) for e in found["entries"]] == [("token.revoked", "ann"), ("token.issued", "ann")]
     assert found["next_offset"] == 2
+    assert len(grader("audit", "--database", path, "--since", "2000-01-01").stdout.splitlines()) == 4
     r = grader("audit", "--database", path, "--since", "2999-01-01")
     assert r.returncode == 0 and r.stdout == ""
     r = grader("audit", "--database", path, "--since", "tomorrow")
@@ -251,6 +252,12 @@ def test_the_service_records_who_did_what_from_where(srv):
     assert len(res["errors"]) == len(hostile)
     assert all(e["location"].startswith("class.json") and "not stored" in e["message"] for e in res["errors"])
     assert _wait_for(db, "batch.uploaded")[0]["target"] == job_id
+    ann = {"Authorization": f"Bearer {tokens['ann']}"}
+    sub = api.post("/submissions", headers=ann, json={"answers": {"17-08/practice-2": "W^O stays d x d."}}).json()
+    answer_id = sub["results"][0]["answer_id"]
+    assert api.post(f"/review/{answer_id}", headers=prof, json={"score": 1, "comment": "ok"}).status_code == 201
+    reviewed = _wait_for(db, "review")[0]
+    assert (reviewed["actor"], reviewed["target"], reviewed["detail"]["score"]) == ("prof", answer_id, 1)
     r = api.post("/regrade", headers=prof)
     assert r.status_code == 202 and _wait_for(db, "regrade")[0]["actor"] == "prof"
     with httpx.Client(base_url=server.url, timeout=60) as page:
