@@ -17,7 +17,7 @@ import anyio
 from fastapi import Depends, Request
 from sqlalchemy import select
 
-from grader.db import Database
+from grader.db import Database, audit
 from grader.db.models import Token, User
 
 from .errors import APIError
@@ -121,6 +121,7 @@ async def current_user(request: Request) -> Principal:
         raise _unauthorized("the Authorization header must be 'Bearer <token>'")
     token = token.strip()
     if len(token) > 200 or not token.startswith(PREFIX):
+        audit.record(request, "auth.failed", target=token_prefix(token), detail={"why": "malformed"})
         raise _unauthorized("invalid or revoked token")
     state = request.app.state.grader
     digest = token_hash(token)
@@ -128,6 +129,7 @@ async def current_user(request: Request) -> Principal:
     if who is None:
         who = await anyio.to_thread.run_sync(lookup_hash, state.db, digest)
         if who is None:
+            audit.record(request, "auth.failed", target=token_prefix(token), detail={"why": "unknown or revoked"})
             raise _unauthorized("invalid or revoked token")
         state.tokens.put(digest, who)
     wait = state.limiter.take(who.token_id)

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Depends, Form, Request, UploadFile
 from fastapi.responses import Response
 from sqlalchemy import select
 
+from grader.db import audit
 from grader.db.models import Answer, Record
 from grader.serve import gradebook, store
 from grader.serve.auth import Principal
@@ -42,6 +43,7 @@ def login_form(request: Request) -> Response:
 @router.post("/learn/login", dependencies=[Depends(check_csrf)])
 async def login(request: Request, token: str = Form("", max_length=300)) -> Response:
     found = await sign_in(request, token)
+    audit.record(request, "login" if found else "login.failed", actor=found[0].login if found else "", target="/learn/login")
     if found is None:
         return page(request, "login.html", status=401, error="That token is not valid (or was revoked).")
     who, digest = found
