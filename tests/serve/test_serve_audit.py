@@ -175,21 +175,30 @@ def _old(path: Path) -> None:
     db.dispose()
 
 
+def _revision(path: Path | str) -> str | None:
+    """The database's revision, its connections closed (no -wal file left beside it)."""
+    db = Database(str(path))
+    try:
+        return db.revision()
+    finally:
+        db.dispose()
+
+
 def test_upgrade_backs_up_first_and_upgrades_nothing_if_it_cannot(tmp_path):
     path = tmp_path / "grader.db"
     _old(path)
     r = grader("db", "upgrade", "--database", str(path), "--backup-dir", str(tmp_path / "missing"))
     assert r.returncode == 2 and "nothing was upgraded" in r.stderr and r.stderr.count("\n") == 1, r.stderr
-    assert Database(str(path)).revision() == "0001"
+    assert _revision(str(path)) == "0001"
     r = grader("db", "upgrade", "--database", str(path))
     assert r.returncode == 0, r.stderr
     saved = Path(re.search(r"backed up to (\S+)", r.stdout).group(1))
     assert saved.parent == tmp_path and saved.name.startswith("grader.db.backup-")
-    assert Database(str(saved)).revision() == "0001"            # the backup is the database before
+    assert _revision(str(saved)) == "0001"            # the backup is the database before
     assert _rows(str(path))[0] == ["old"] and "db.upgrade" in _rows(str(path))[1]
     copy = tmp_path / "c.db"
     shutil.copy(saved, copy)
-    assert Database(str(copy)).revision() == "0001"
+    assert _revision(str(copy)) == "0001"
     other = tmp_path / "other.db"
     _old(other)
     r = grader("db", "upgrade", "--database", str(other), "--no-backup")
