@@ -265,6 +265,25 @@ def test_an_intensity_is_in_flops_per_byte(tmp_path):
     assert "the text states bytes where intensity.decode_step_layer is in FLOPs per byte" in evidence(r["i"])
 
 
+def test_an_intensity_is_shown_to_six_significant_digits(tmp_path):
+    # the MQA block of tests/test_mha_inference.py (d = 8, h = 2, g = 1, d_ff = 16) decoding at n = 5, fp32:
+    # 1,056 matmul FLOPs over 2,368 bytes = 0.4459459459… FLOP/byte, shown 0.445946 (not 0.44594594594594594);
+    # at g = 2 (MHA): 1,184 FLOPs over 2,400 + 320 + 64 + 64 = 2,848 bytes = 0.41573033… → 0.41573, and the
+    # ratio of the two 0.4459459…/0.4157303… = 1.07268… (not an exact fraction of two floats' bits)
+    at = "{d: 8, h: 2, g: 1, d_ff: 16, n: 5}"
+    r = run(tmp_path, claim("i", "holds", [f'{{kind: measure, quantity: intensity.decode_step_layer, at: {at}, '
+                                           'claimed: "≈ 0.446"}',
+                                           '{kind: compare, left: intensity.decode_step_layer, '
+                                           'right: intensity.decode_step_layer, at: {d: 8, h: 2, d_ff: 16, n: 5}, '
+                                           'left_at: {g: 1}, right_at: {g: 2}, claimed: greater, ratio: "≈ 1.07"}']))
+    text = evidence(r["i"])
+    assert r["i"].verdict == "holds", text
+    assert "measured intensity.decode_step_layer = 0.445946 at d=8, h=2, g=1, d_ff=16, n=5" in text, text
+    assert "0.4459459459" not in text
+    assert "intensity.decode_step_layer 0.445946 at" in text and "intensity.decode_step_layer 0.41573 at" in text
+    assert "ratio left/right = 1.07268;" in text, text
+
+
 # ------------------------------------------------------------------ hardware cards
 
 CARD = """hardware:

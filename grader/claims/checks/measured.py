@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 
 
 def show(x: Any) -> Any:
+    """A measured value as the evidence writes it: a count grouped (1,048,576), a decimal number
+    (an intensity) to 6 significant digits (0.445946), a shape as it is."""
+    if isinstance(x, float):
+        from ..figures import fmt_real
+        return fmt_real(x)
     return fmt(x) if isinstance(x, int) else str(x)
 
 
