@@ -282,6 +282,12 @@ def test_an_intensity_is_shown_to_six_significant_digits(tmp_path):
     assert "0.4459459459" not in text
     assert "intensity.decode_step_layer 0.445946 at" in text and "intensity.decode_step_layer 0.41573 at" in text
     assert "ratio left/right = 1.07268;" in text, text
+    # the text's arithmetic (x = 0.5) gives its figure "≈ 0.5" (0.45 to 0.55) and the measured 0.445946 does not:
+    # the claim's disagreement names the measured number as the evidence does
+    r = run(tmp_path, claim("d", "refuted", ['{kind: numeric, expr: x, at: {x: 0.5}, claimed: "≈ 0.5"}',
+                                             f'{{kind: measure, quantity: intensity.decode_step_layer, at: {at}, '
+                                             'claimed: "≈ 0.5"}']))
+    assert "while intensity.decode_step_layer measures 0.445946 —" in r["d"].disagreement, r["d"].disagreement
 
 
 # ------------------------------------------------------------------ hardware cards
