@@ -106,6 +106,10 @@ def mha_values(site: CheckSite, params: dict[str, Any], need: Any) -> bool:
 
 
 def _quantities(params: dict[str, Any]) -> list[Any]:
+    """The quantities a check measures: its quantity (a compare's two), or those a kind names in
+    ``_quantities`` (a roofline's step: its FLOPs and its bytes)."""
+    if "_quantities" in params:
+        return list(params["_quantities"])
     return [params[k] for k in ("quantity", "left", "right") if k in params]
 
 
