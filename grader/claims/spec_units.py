@@ -103,7 +103,7 @@ def annotate(ld: Any, kind: str, params: dict[str, Any], mapping: Any) -> bool:
         left, right = quantity_dimension(str(params["left"])), quantity_dimension(str(params["right"]))
         if left is not None and right is not None:
             dim = mul(left, power(right, -1))
-    claimed = params.get("claimed")
+    claimed: Any = params.get("claimed")
     stated = getattr(claimed, "dimension", None)
     if dim is None and stated is not None and kind in ("numeric", "config") and getattr(ld, "strict_units", False):
         names = sorted({str(x) for x in getattr(params["expr"], "free_symbols", ())})
