@@ -74,6 +74,11 @@ class LocalJobExecutor:
                                              initargs=(self._progress,))
             return self._pool.submit(engine.run_job, kind, job_id, params, data, config)
 
+    def processes_alive(self) -> int:
+        """Job processes alive now (the pool starts them as jobs come)."""
+        procs = getattr(self._pool, "_processes", None) or {}
+        return sum(1 for p in list(procs.values()) if p.is_alive())
+
     def _drain_progress(self) -> None:
         while not self._closed:
             try:
@@ -136,6 +141,11 @@ class JobRunner:
     def start(self) -> None:
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        """The runner's thread is running (it claims and records jobs)."""
+        return self._thread.is_alive()
+
     def wake(self) -> None:
         self._wake.set()
 
@@ -178,6 +188,8 @@ class JobRunner:
                 conn.execute(update(Job).where(Job.id == row.id).values(
                     status="failed", finished_at=now(),
                     error=f"gave up: started {row.tries} times without finishing (it may crash its process)"))
+                if self.metrics is not None:
+                    self.metrics.job_finished(row.kind, failed=True)
                 return True
             conn.execute(update(Job).where(Job.id == row.id).values(status="running", started_at=now(),
                                                                      tries=row.tries + 1))
@@ -251,7 +263,7 @@ class JobRunner:
                 error=f"grading could not be done (the grader's fault, not your answer's; nothing was recorded "
                       f"and no attempt was used; staff can see why and you may submit again): {cause}"[:2000]))
         if self.metrics is not None:
-            self.metrics.jobs.labels("code", "failed").inc()
+            self.metrics.job_finished("code", failed=True)
 
     def _record(self, jid: str, result: JSON | None, error: str | None) -> None:
         with self.db.write() as conn:
@@ -272,4 +284,4 @@ class JobRunner:
                 values["done"] = conn.execute(select(Job.total).where(Job.id == jid)).scalar() or 1
             conn.execute(update(Job).where(Job.id == jid).values(**values))
         if self.metrics is not None:
-            self.metrics.jobs.labels(job.kind, "failed" if error else "done").inc()
+            self.metrics.job_finished(job.kind, failed=bool(error))
