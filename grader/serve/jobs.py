@@ -53,14 +53,12 @@ class LocalJobExecutor:
     """A process pool (forkserver processes) on this machine; progress comes back on a queue."""
 
     def __init__(self, processes: int = 1, on_progress: Callable[[str, int, int | None], None] | None = None):
-        from . import engine
         from .workers import context
         self.capacity = max(1, processes)
         self._ctx = context()
         self._progress = self._ctx.Queue()
         self._on_progress = on_progress
-        self._pool = ProcessPoolExecutor(self.capacity, mp_context=self._ctx, initializer=engine.job_init,
-                                         initargs=(self._progress,))
+        self._pool = self._new_pool()
         self._closed = False
         self._drain = threading.Thread(target=self._drain_progress, name="grader-job-progress", daemon=True)
         self._drain.start()
@@ -70,9 +68,13 @@ class LocalJobExecutor:
         try:
             return self._pool.submit(engine.run_job, kind, job_id, params, data, config)
         except BrokenProcessPool:       # a job process died: a new pool for the next jobs
-            self._pool = ProcessPoolExecutor(self.capacity, mp_context=self._ctx, initializer=engine.job_init,
-                                             initargs=(self._progress,))
+            self._pool = self._new_pool()
             return self._pool.submit(engine.run_job, kind, job_id, params, data, config)
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        from .workers import lifeline
+        return ProcessPoolExecutor(self.capacity, mp_context=self._ctx, initializer=_job_process_init,
+                                   initargs=(lifeline(), self._progress))
 
     def processes_alive(self) -> int:
         """Job processes alive now (the pool starts them as jobs come)."""
@@ -101,6 +103,14 @@ class LocalJobExecutor:
         self._drain.join(timeout=2)
         self._progress.close()
         self._progress.join_thread()
+
+
+def _job_process_init(line: Any, progress_queue: Any) -> None:
+    """A job process: it dies with the server (:func:`.workers.die_with`), then is the engine's."""
+    from . import engine
+    from .workers import die_with
+    die_with(line)
+    engine.job_init(progress_queue)
 
 
 def job_executor(settings: Settings, on_progress: Callable[[str, int, int | None], None] | None = None) -> JobExecutor:

@@ -78,10 +78,40 @@ def die_with_parent() -> None:
         pass
 
 
+_LIFELINE: list[Connection] = []      # [read end, write end], made once in the server's process
+
+
+def lifeline() -> Connection:
+    """The read end of a pipe whose write end only the server's process holds (it is never sent
+    anywhere): it reads end-of-file when the server ends, however it ends. Handed to the
+    processes the fork server starts (:func:`die_with`). Their parent is the fork server, not the
+    server, so ``PR_SET_PDEATHSIG`` alone is not enough: the fork server ends only when all its
+    children closed its own pipe, which each of them holds."""
+    if not _LIFELINE:
+        r, w = mp.Pipe(duplex=False)
+        _LIFELINE.extend((r, w))
+    return _LIFELINE[0]
+
+
+def die_with(line: Connection) -> None:
+    """In a process the fork server started: a thread that kills this process when the server
+    ends (``line`` from :func:`lifeline` reads end-of-file)."""
+    def watch() -> None:
+        try:
+            while True:
+                line.recv_bytes()
+        except (EOFError, OSError):
+            pass
+        os.kill(os.getpid(), signal.SIGKILL)
+    threading.Thread(target=watch, name="grader-lifeline", daemon=True).start()
+
+
 def _main(conn: Connection, init: Callable[..., None], init_args: tuple[Any, ...], handler: Callable[[Any], Any],
-          memory_mb: int) -> None:
+          memory_mb: int, line: Connection | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
+    if line is not None:
+        die_with(line)
     try:
         init(*init_args)
     except BaseException as e:  # the bank cannot be loaded: said once, to the parent
@@ -132,7 +162,8 @@ class _Worker:
     def __init__(self, ctx: ForkServerContext, init: Callable[..., None], init_args: tuple[Any, ...],
                  handler: Callable[[Any], Any], memory_mb: int) -> None:
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_main, args=(child, init, init_args, handler, memory_mb), daemon=True)
+        self.proc = ctx.Process(target=_main, args=(child, init, init_args, handler, memory_mb, lifeline()),
+                                daemon=True)
         self.proc.start()
         child.close()
         self.ready = False
