@@ -60,6 +60,7 @@ def _sqlite_engine(url: str, begin: str) -> Engine:
         cur.execute("PRAGMA synchronous=FULL")      # a commit that returned is on disk
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA busy_timeout=60000")
+        cur.execute("PRAGMA mmap_size=0")           # no memory map of the file: an I/O error, never SIGBUS
         cur.close()
 
     @event.listens_for(engine, "begin")

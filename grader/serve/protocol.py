@@ -12,6 +12,9 @@ and its memory forever. :class:`TimedHttpProtocol` adds, per connection:
 - a **body time-out**: armed when the headers are complete, cancelled when the body is complete;
   when it fires before the response started, the request is answered 408 and the connection closed
   (the application sees the client as gone).
+- a **header size cap**: a request whose header section passes :data:`MAX_HEADER_BYTES` without
+  ending is answered 431 and closed (httptools itself sets no bound: within the time-out a fast
+  client could fill the server's memory with one endless header).
 - a **connection cap**: a connection past ``max_connections`` open ones is answered 503 and closed
   as soon as it is made (uvicorn's own check comes only after the headers, too late for clients
   that never send them).
@@ -35,7 +38,9 @@ def _response(status: bytes) -> bytes:
             b"cache-control: no-store\r\ncontent-length: 0\r\n\r\n")
 
 
+MAX_HEADER_BYTES = 64 * 1024
 REQUEST_TIMEOUT = _response(b"408 Request Timeout")
+TOO_LARGE = _response(b"431 Request Header Fields Too Large")
 UNAVAILABLE = _response(b"503 Service Unavailable")
 
 
@@ -48,6 +53,7 @@ class TimedHttpProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self._header_timer: asyncio.TimerHandle | None = None
         self._body_timer: asyncio.TimerHandle | None = None
+        self._header_bytes = 0
 
     # ---------------------------------------------------------------- the connection
 
@@ -59,6 +65,13 @@ class TimedHttpProtocol(HttpToolsProtocol):
             self._answer_and_close(UNAVAILABLE)
             return
         self._arm_header()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._header_timer is not None and not self.transport.is_closing():     # headers still incomplete
+            self._header_bytes += len(data)
+            if self._header_bytes > MAX_HEADER_BYTES:
+                self._answer_and_close(TOO_LARGE)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel()
@@ -75,6 +88,7 @@ class TimedHttpProtocol(HttpToolsProtocol):
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
+        self._header_bytes = 0
         super().on_headers_complete()
         if self._body_timer is None and not self.transport.is_closing():
             self._body_timer = self.loop.call_later(self.body_s, self._body_timeout)
@@ -88,6 +102,7 @@ class TimedHttpProtocol(HttpToolsProtocol):
     # ---------------------------------------------------------------- the timers
 
     def _arm_header(self) -> None:
+        self._header_bytes = 0
         self._header_timer = self.loop.call_later(self.header_s, self._header_timeout)
 
     def _cancel(self) -> None:
