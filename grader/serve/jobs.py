@@ -72,7 +72,7 @@ class LocalJobExecutor:
             return self._pool.submit(engine.run_job, kind, job_id, params, data, config)
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        from .workers import lifeline
+        from .lifeline import lifeline
         return ProcessPoolExecutor(self.capacity, mp_context=self._ctx, initializer=_job_process_init,
                                    initargs=(lifeline(), self._progress))
 
@@ -108,7 +108,7 @@ class LocalJobExecutor:
 def _job_process_init(line: Any, progress_queue: Any) -> None:
     """A job process: it dies with the server (:func:`.workers.die_with`), then is the engine's."""
     from . import engine
-    from .workers import die_with
+    from .lifeline import die_with
     die_with(line)
     engine.job_init(progress_queue)
 

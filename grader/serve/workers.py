@@ -42,6 +42,9 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
 from typing import Any
 
+from .lifeline import die_with, die_with_parent, lifeline
+
+__all__ = ["TaskFailed", "WorkerPool", "context", "die_with", "die_with_parent", "lifeline"]
 log = logging.getLogger("grader.serve")
 PRELOAD = ["grader.serve.engine", "sympy"]     # the engine (grader.api and what it imports), imported once
 
@@ -66,44 +69,6 @@ def _vm_bytes() -> int:
             return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
         return 0
-
-
-def die_with_parent() -> None:
-    """Linux: this process is killed when the one that started it dies (a worker's is the fork
-    server, which ends when the service does), so a killed service leaves no workers behind."""
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-_LIFELINE: list[Connection] = []      # [read end, write end], made once in the server's process
-
-
-def lifeline() -> Connection:
-    """The read end of a pipe whose write end only the server's process holds (it is never sent
-    anywhere): it reads end-of-file when the server ends, however it ends. Handed to the
-    processes the fork server starts (:func:`die_with`). Their parent is the fork server, not the
-    server, so ``PR_SET_PDEATHSIG`` alone is not enough: the fork server ends only when all its
-    children closed its own pipe, which each of them holds."""
-    if not _LIFELINE:
-        r, w = mp.Pipe(duplex=False)
-        _LIFELINE.extend((r, w))
-    return _LIFELINE[0]
-
-
-def die_with(line: Connection) -> None:
-    """In a process the fork server started: a thread that kills this process when the server
-    ends (``line`` from :func:`lifeline` reads end-of-file)."""
-    def watch() -> None:
-        try:
-            while True:
-                line.recv_bytes()
-        except (EOFError, OSError):
-            pass
-        os.kill(os.getpid(), signal.SIGKILL)
-    threading.Thread(target=watch, name="grader-lifeline", daemon=True).start()
 
 
 def _main(conn: Connection, init: Callable[..., None], init_args: tuple[Any, ...], handler: Callable[[Any], Any],

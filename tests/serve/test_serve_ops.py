@@ -298,6 +298,7 @@ def test_readiness_fails_while_the_dispatcher_is_stuck_and_names_why(app_client)
     _ready(client, 200)
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")     # the SystemExit below
 def test_metrics_count_failed_jobs_and_tasks_and_dispatcher_restarts(app_client):
     from sqlalchemy import insert, select
     from grader.db.models import Job, User
