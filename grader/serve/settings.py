@@ -24,6 +24,7 @@ class Settings:
     rate: float = 50.0              # requests per second per token, sustained
     burst: int = 100                # ... and in a burst
     max_queued_jobs: int = 5        # a learner's code jobs waiting at once
+    ready_timeout_s: float = 5.0    # /readyz: the canary answer and the database write, each within this
     token_cache_s: float = 1.0      # a valid token is looked up again after this long (revocation delay)
     web_secret: bytes | None = None # signs the pages' sessions (grader.serve.secret); None: made at start
     job_executor: Any = None        # makes the job executor (on_progress) -> JobExecutor; None: local processes
