@@ -59,6 +59,22 @@ def scale_values(values: Mapping[str, Any], units: Mapping[str, Fraction]) -> di
     return out
 
 
+def scale_expr(expr: Any, scale: Mapping[str, Fraction]) -> Any:
+    """``expr`` in base units: each symbol with a unit (a factor f to its base unit) replaced by
+    f·symbol, so that the symbols keep their values as written (W = 2,039 with unit GB/s) and the
+    expression gives base units (X/W with X in GB and W in GB/s: seconds; Y/F with F in TFLOP/s:
+    seconds too, not 10¹² times more)."""
+    if not scale or expr is None:
+        return expr
+    import sympy
+    subs = {sym: sympy.Rational(f.numerator, f.denominator) * sym
+            for sym in getattr(expr, "free_symbols", ()) if (f := scale.get(str(sym))) is not None and f != 1}
+    return expr.xreplace(subs) if subs else expr
+
+
+SIDES = {"dominance": ("larger", "smaller"), "identity": ("lhs", "rhs")}
+
+
 def annotate(ld: Any, kind: str, params: dict[str, Any], mapping: Any) -> bool:
     """A check's dimension, added to its params when it is loaded: ``_dim`` (what its value is in,
     None when unknown), ``_scale`` (symbol -> factor of its unit to the base unit) and
@@ -99,6 +115,16 @@ def annotate(ld: Any, kind: str, params: dict[str, Any], mapping: Any) -> bool:
             ld.error(f"the formula is in {describe(fd)} where {params['quantity']} counts {describe(dim)} "
                      "(from its symbols' units)", mapping.loc_of("formula"))
             return False
+    elif kind == "range":
+        dim = inferred("expr")
+    elif kind in SIDES:
+        a, b = SIDES[kind]
+        da, db = inferred(a), inferred(b)
+        if da is not None and db is not None and da != db:
+            ld.error(f"the {kind} check compares {describe(da)} ({a}) with {describe(db)} ({b}), from their "
+                     "symbols' units: the two sides must count the same thing", mapping.loc_of(b))
+            return False
+        dim = da if da is not None else db
     elif kind == "compare":
         left, right = quantity_dimension(str(params["left"])), quantity_dimension(str(params["right"]))
         if left is not None and right is not None:

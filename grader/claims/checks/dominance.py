@@ -75,11 +75,14 @@ def run(ctx: Context, check: Check) -> CheckResult:
     """larger > smaller: at a point (``at``), over a region (``where``: n < d), and/or a claimed
     crossover (``crossover``: n = d) against the exact one."""
     import sympy
+    from ..spec_units import scale_expr
     larger, smaller = check["larger"], check["smaller"]
     stated = f"{pretty(larger)} > {pretty(smaller)}"
+    scale = check.get("_scale") or {}
+    larger, smaller = scale_expr(larger, scale), scale_expr(smaller, scale)   # in base units (symbols' units)
     parts: list[str] = []
     verdict = "holds"
-    details: dict[str, Any] = {"larger": pretty(larger), "smaller": pretty(smaller)}
+    details: dict[str, Any] = {"larger": pretty(check["larger"]), "smaller": pretty(check["smaller"])}
     at = dict(check.get("at") or {})
     if "at" in check.params:
         a, b = evaluate_exact(larger, at), evaluate_exact(smaller, at)

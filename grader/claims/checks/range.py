@@ -4,7 +4,9 @@
     - {kind: range, expr: "4*b*h*n^2", at: {b: 32, h: 8, n: 128}, hi: 1e8}
 
 Either bound may be left out (no lower or no upper limit), not both; the value is exact
-(fractions stay fractions), compared with the bounds exactly.
+(fractions stay fractions), compared with the bounds exactly. Where the expression's symbols
+declare units, it is evaluated in base units (bytes, FLOPs, seconds, their ratios) and the bounds
+are read in those units: X/W with X in GB and W in GB/s lies within [0.007, 0.008] seconds.
 """
 from __future__ import annotations
 
@@ -42,11 +44,14 @@ def _bound(x: Any) -> Fraction:
 def run(ctx: Context, check: Check) -> CheckResult:
     """lo <= expr(at) <= hi, exactly."""
     from ..figures import to_fraction
+    from ..dimensions import shown_unit
+    from ..spec_units import scale_expr
     expr, at = check["expr"], dict(check.get("at") or {})
+    unit = shown_unit(check.get("_dim"))
     lo, hi = check.get("lo"), check.get("hi")
     shown_range = f"[{'-∞' if lo is None else num(_bound(lo))}, {'∞' if hi is None else num(_bound(hi))}]"
     try:
-        value = evaluate_exact(expr, at)
+        value = evaluate_exact(scale_expr(expr, check.get("_scale") or {}), at)
     except ValueError as e:
         return result("range", "error", f"cannot evaluate {pretty(expr)}: {e}")
     if not value.is_Rational:
@@ -57,7 +62,7 @@ def run(ctx: Context, check: Check) -> CheckResult:
     above = hi is not None and v > _bound(hi)
     if below or above:
         side = f"below {num(_bound(lo))}" if below else f"above {num(_bound(hi))}"
-        return result("range", "refuted", f"{pretty(expr)}{where} = {num(v)}, {side} (range {shown_range})",
+        return result("range", "refuted", f"{pretty(expr)}{where} = {num(v)}{unit}, {side} (range {shown_range})",
                       "symbolic", expr=pretty(expr), at=at, value=num(v), lo=lo, hi=hi)
-    return result("range", "holds", f"{pretty(expr)}{where} = {num(v)}, within {shown_range}", "symbolic",
+    return result("range", "holds", f"{pretty(expr)}{where} = {num(v)}{unit}, within {shown_range}", "symbolic",
                   expr=pretty(expr), at=at, value=num(v), lo=lo, hi=hi)
