@@ -134,13 +134,13 @@ def pct(values, q):
     return v[min(len(v) - 1, int(q * len(v)))] * 1000 if v else float("nan")
 
 
-def _attacker(port, tokens, ctx, n, seconds, out):
+def _attacker(port, tokens, ctx, n, seconds, out, families=None):
     """One attacker: the hostile corpus in a loop (starting at its own place in it) for ``seconds``;
     puts (requests sent, answers 5xx, first 5xx) on ``out``."""
     import httpx
     sys.path.insert(0, str(ROOT / "tests" / "serve"))
     from hostile_service import attack_cases, replay
-    cases = attack_cases()
+    cases = [c for c in attack_cases() if families is None or c.family in families]
     sent, bad, first = 0, 0, None
     end = time.monotonic() + seconds
     source = f"127.0.0.{2 + n}"     # attackers come from addresses of their own, as they would
@@ -188,6 +188,8 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="grading worker processes of the server")
     ap.add_argument("--class-seconds", type=float, default=None, help="seconds for the whole-class phase")
     ap.add_argument("--attackers", type=int, default=4, help="processes replaying the hostile corpus (0: no attack phase)")
+    ap.add_argument("--attack-families", default=None,
+                    help="only these families of the corpus, comma-separated (default: all; e.g. tokens,bodies)")
     args = ap.parse_args(argv)
 
     from grader.bank import load_bank
@@ -245,10 +247,11 @@ def main(argv=None) -> int:
                   + (f" (first: {errors[0]})" if errors else ""))
         if args.attackers:
             tokens_a, ctx = _attack_setup(url, port)
+            families = set(args.attack_families.split(",")) if args.attack_families else None
             out = multiprocessing.get_context("fork").Queue()
             attack_s = args.warmup + args.seconds + 1.0
             attackers = [multiprocessing.get_context("fork").Process(
-                target=_attacker, args=(port, tokens_a, ctx, n, attack_s, out), daemon=True)
+                target=_attacker, args=(port, tokens_a, ctx, n, attack_s, out, families), daemon=True)
                 for n in range(args.attackers)]
             for a in attackers:
                 a.start()
@@ -266,7 +269,7 @@ def main(argv=None) -> int:
             print(f"{'one-answer under attack':<26} {len(lat):>6} submissions in {elapsed:5.1f} s = {rate:7.1f} "
                   f"submissions/s, p50 {pct(lat, 0.5):6.1f} ms, p99 {pct(lat, 0.99):6.1f} ms, errors {len(errors)}"
                   + (f" (first: {errors[0]})" if errors else ""))
-            print(f"attackers: {args.attackers}, {sent} hostile requests ({sent / attack_s:.0f}/s), {bad} answered 5xx"
+            print(f"attackers: {args.attackers} ({args.attack_families or 'every family'}), {sent} hostile requests ({sent / attack_s:.0f}/s), {bad} answered 5xx"
                   + (f" (first: {firsts[0]})" if firsts else ""))
             quiet = results["one-answer"]
             print(f"honest rate under attack / quiet = {rate / quiet[0] if quiet[0] else float('nan'):.2f}; "
