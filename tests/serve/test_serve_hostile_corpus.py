@@ -36,6 +36,9 @@ def _browser(url: str, token: str | None) -> dict:
         if token is not None:
             r = c.post("/learn/login", data={"token": token, "csrf": csrf})
             assert r.status_code == 303 and "grader_session" in c.cookies, r.text
+            page = c.get("/learn")          # the signed-in page's CSRF value (a session may bind a new one)
+            assert page.status_code == 200, page.text
+            csrf = re.search(r'"X-CSRF-Token": "([^"]+)"', page.text).group(1)
         return {"cookies": dict(c.cookies), "csrf": csrf}
 
 
