@@ -27,10 +27,10 @@ from typing import Any
 NO_BODY: Any = object()
 
 # the branches of issue #26 that make a pending case pass (the lead flips the markers at merge)
-THROTTLE = "#26 item 3: lands with branch throttle"
+THROTTLE = "#26 item 3: lands with branch sessions"
 SESSIONS = "#26 item 4: lands with branch sessions"
-TIMEOUTS = "#26 item 5: lands with branch timeouts"
-LEARNER_IDS = "#26 item 10: batch learner ids are not checked on main; lands with the branch that fixes item 10"
+TIMEOUTS = "#26 item 5: lands with branch ops"
+LEARNER_IDS = "#26 item 10: lands with branch audit"
 
 HONEST = {"17-08/practice-1": 64}       # alice's answer after each family: right, 1 point (64 = 8 * 8)
 HONEST_SCORE = 1
