@@ -103,6 +103,19 @@ def _learner(urls, token, name, acked, errors, stop):
             c.close()
 
 
+def _operator_reads(database: str) -> None:
+    """Another process reads the database while the server runs (as `grader users list` or a
+    report would): it must not take away what the server wrote (an -shm or -wal made anew)."""
+    from grader.db import Database
+    from grader.db.models import Submission
+    db = Database(database)
+    try:
+        with db.read() as conn:
+            conn.execute(select(func.count()).select_from(Submission)).scalar_one()
+    finally:
+        db.dispose()
+
+
 def _wait_for(cond, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -155,6 +168,7 @@ def chaos(request, tmp_path_factory):
         time.sleep(1)
         for _ in range(3):                              # SIGKILL the server (mid-job the first time)
             _wait_for(lambda: False, 3)
+            _operator_reads(database)
             left.append(victim.sigkill())
             time.sleep(0.5)
             victim.start()
