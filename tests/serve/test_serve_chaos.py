@@ -167,8 +167,8 @@ def chaos(request, tmp_path_factory):
             killed["job"] = job_proc
         time.sleep(1)
         for _ in range(3):                              # SIGKILL the server (mid-job the first time)
+            _operator_reads(database)                   # then 3 s of load before the kill
             _wait_for(lambda: False, 3)
-            _operator_reads(database)
             left.append(victim.sigkill())
             time.sleep(0.5)
             victim.start()
