@@ -206,8 +206,8 @@ def test_hostile_corpus(live, item, request):
                 job = _settle_job(live, r.json()["id"])
                 assert job["status"] in ("done", "failed"), job
         elif check == "no_bad_login":
-            from grader.serve.accounts import LOGIN
-            bad = [login for login in set(_logins(live["database"])) - logins if not LOGIN.match(login)]
+            from grader.db.ids import login_problem          # the one learner-id rule (#26 item 10)
+            bad = [login for login in set(_logins(live["database"])) - logins if login_problem(login)]
             assert bad == [], f"learner ids that `grader users` refuses were created: {bad!r}"
         else:
             raise AssertionError(f"no such post-condition {check}")
