@@ -162,21 +162,16 @@ def _attacker(port, tokens, ctx, n, seconds, out, families=None):
     out.put((sent, bad, first))
 
 
-def _attack_setup(url: str, port: int) -> tuple[dict, dict]:
-    """The corpus's people (mallory, alice, prof) and alice's submission, as the corpus expects."""
+def _attack_setup(port: int, tokens: dict) -> dict:
+    """Alice's submission, as the corpus expects (its people were made before the server started:
+    no second process opens the database while the server runs)."""
     import urllib.request
-    from grader.db import Database
-    from grader.serve.accounts import add_user
-    db = Database(url)
-    tokens = {who: add_user(db, who, role).token for who, role in
-              (("mallory", "learner"), ("alice", "learner"), ("prof", "instructor"))}
-    db.dispose()
     req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/submissions", method="POST",
                                  data=json.dumps({"answers": {"17-08/practice-1": 64}}).encode(),
                                  headers={"Authorization": f"Bearer {tokens['alice']}",
                                           "Content-Type": "application/json"})
     sub = json.loads(urllib.request.urlopen(req, timeout=60).read())
-    return tokens, {"alice_sub": sub["id"], "alice_answer": sub["results"][0]["answer_id"], "alice_job": "0" * 32}
+    return {"alice_sub": sub["id"], "alice_answer": sub["results"][0]["answer_id"], "alice_job": "0" * 32}
 
 
 def main(argv=None) -> int:
@@ -203,6 +198,9 @@ def main(argv=None) -> int:
     db.ensure_schema()
     learners = [f"learner-{i:04d}" for i in range(args.connections)]
     tokens = [add_user(db, name, "learner").token for name in learners]
+    # the hostile corpus's people (hostile_service: mallory, alice, prof)
+    tokens_a = {who: add_user(db, who, role).token for who, role in
+                (("mallory", "learner"), ("alice", "learner"), ("prof", "instructor"))}
     db.dispose()
     bank = load_bank()
     n_class = sum(p.kind != "code" for p in bank.problems)
@@ -246,7 +244,7 @@ def main(argv=None) -> int:
                   f"p50 {pct(lat, 0.5):6.1f} ms, p99 {pct(lat, 0.99):6.1f} ms, errors {len(errors)}"
                   + (f" (first: {errors[0]})" if errors else ""))
         if args.attackers:
-            tokens_a, ctx = _attack_setup(url, port)
+            ctx = _attack_setup(port, tokens_a)
             families = set(args.attack_families.split(",")) if args.attack_families else None
             out = multiprocessing.get_context("fork").Queue()
             attack_s = args.warmup + args.seconds + 1.0
