@@ -11,19 +11,28 @@ a ``--warmup``. Two phases:
 
 1. one-answer submissions (a number, a formula, a shape, ... in turn);
 2. whole-class submissions: every problem of the bundled bank but the code one (43 answers),
-   with the answers a class gives (``bench_grade.class_answers``).
+   with the answers a class gives (``bench_grade.class_answers``);
+3. one-answer submissions "under attack": the same honest learners while ``--attackers``
+   processes (default 4) replay the hostile-service corpus of issue #26
+   (tests/serve/hostile_service.py: wrong tokens, other learners' data, injection, bad and deep
+   bodies, out-of-range queries, hostile batches and uploads, malformed headers) in a loop,
+   each on its own connection, until the phase ends. It prints the honest learners' rate, p50 and
+   p99 beside the quiet phase's, and ``honest p99 under attack / quiet p99`` (target <= 2, and 0
+   errors for the honest learners). The corpus's browser cases (CSRF, sessions) and slow-client
+   actions are not in the loop.
 
 "lost": submissions answered 2xx whose id is not in the database, graded, afterwards.
 Figures are printed, not asserted (the target on a 2-core machine: >= 500 one-answer
-submissions/s, p99 <= 150 ms, 0 errors, 0 lost).
+submissions/s, p99 <= 150 ms, 0 errors, 0 lost; under attack, p99 <= 2x the quiet p99).
 
-    .venv/bin/python benchmarks/bench_serve.py [--seconds 10] [--connections 16] [--workers 2]
+    .venv/bin/python benchmarks/bench_serve.py [--seconds 10] [--connections 16] [--workers 2] [--attackers 4]
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import shutil
 import socket
@@ -125,6 +134,46 @@ def pct(values, q):
     return v[min(len(v) - 1, int(q * len(v)))] * 1000 if v else float("nan")
 
 
+def _attacker(port, tokens, ctx, n, seconds, out, families=None):
+    """One attacker: the hostile corpus in a loop (starting at its own place in it) for ``seconds``;
+    puts (requests sent, answers 5xx, first 5xx) on ``out``."""
+    import httpx
+    sys.path.insert(0, str(ROOT / "tests" / "serve"))
+    from hostile_service import attack_cases, replay
+    cases = [c for c in attack_cases() if families is None or c.family in families]
+    sent, bad, first = 0, 0, None
+    end = time.monotonic() + seconds
+    source = f"127.0.0.{2 + n}"     # attackers come from addresses of their own, as they would
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30,
+                      transport=httpx.HTTPTransport(local_address=source)) as client:
+        i = n * 7
+        while time.monotonic() < end and sent < 1_000_000:
+            case = cases[i % len(cases)]
+            i += 1
+            try:
+                r = replay(client, case, ctx, tokens, port, source=source)
+            except (httpx.HTTPError, OSError):
+                continue
+            status = r if isinstance(r, int) else r.status_code
+            sent += 1
+            if status >= 500:
+                bad += 1
+                first = first or f"{case.id}: {status}"
+    out.put((sent, bad, first))
+
+
+def _attack_setup(port: int, tokens: dict) -> dict:
+    """Alice's submission, as the corpus expects (its people were made before the server started:
+    no second process opens the database while the server runs)."""
+    import urllib.request
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/submissions", method="POST",
+                                 data=json.dumps({"answers": {"17-08/practice-1": 64}}).encode(),
+                                 headers={"Authorization": f"Bearer {tokens['alice']}",
+                                          "Content-Type": "application/json"})
+    sub = json.loads(urllib.request.urlopen(req, timeout=60).read())
+    return {"alice_sub": sub["id"], "alice_answer": sub["results"][0]["answer_id"], "alice_job": "0" * 32}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=10.0, help="measured seconds of load per phase")
@@ -133,6 +182,9 @@ def main(argv=None) -> int:
     ap.add_argument("--connections", type=int, default=16, help="learners sending at once, one connection each")
     ap.add_argument("--workers", type=int, default=2, help="grading worker processes of the server")
     ap.add_argument("--class-seconds", type=float, default=None, help="seconds for the whole-class phase")
+    ap.add_argument("--attackers", type=int, default=4, help="processes replaying the hostile corpus (0: no attack phase)")
+    ap.add_argument("--attack-families", default=None,
+                    help="only these families of the corpus, comma-separated (default: all; e.g. tokens,bodies)")
     args = ap.parse_args(argv)
 
     from grader.bank import load_bank
@@ -146,6 +198,9 @@ def main(argv=None) -> int:
     db.ensure_schema()
     learners = [f"learner-{i:04d}" for i in range(args.connections)]
     tokens = [add_user(db, name, "learner").token for name in learners]
+    # the hostile corpus's people (hostile_service: mallory, alice, prof)
+    tokens_a = {who: add_user(db, who, role).token for who, role in
+                (("mallory", "learner"), ("alice", "learner"), ("prof", "instructor"))}
     db.dispose()
     bank = load_bank()
     n_class = sum(p.kind != "code" for p in bank.problems)
@@ -188,6 +243,37 @@ def main(argv=None) -> int:
             print(f"{name:<26} {len(lat):>6} submissions in {elapsed:5.1f} s = {rate:7.1f} submissions/s, "
                   f"p50 {pct(lat, 0.5):6.1f} ms, p99 {pct(lat, 0.99):6.1f} ms, errors {len(errors)}"
                   + (f" (first: {errors[0]})" if errors else ""))
+        if args.attackers:
+            ctx = _attack_setup(port, tokens_a)
+            families = set(args.attack_families.split(",")) if args.attack_families else None
+            out = multiprocessing.get_context("fork").Queue()
+            attack_s = args.warmup + args.seconds + 1.0
+            attackers = [multiprocessing.get_context("fork").Process(
+                target=_attacker, args=(port, tokens_a, ctx, n, attack_s, out, families), daemon=True)
+                for n in range(args.attackers)]
+            for a in attackers:
+                a.start()
+            time.sleep(0.5)          # the attack is under way before the honest learners start
+            lat, acked, errors, elapsed = runner(_phase(port, tokens, one, args.seconds, args.warmup,
+                                                        args.max_requests, "attack"))
+            reports = [out.get(timeout=attack_s + 120) for _ in attackers]
+            for a in attackers:
+                a.join(timeout=30)
+            all_acked += acked
+            rate = len(lat) / elapsed if elapsed > 0 else 0.0
+            results["attack"] = (rate, pct(lat, 0.5), pct(lat, 0.99), len(errors))
+            sent, bad = sum(r[0] for r in reports), sum(r[1] for r in reports)
+            firsts = [r[2] for r in reports if r[2]]
+            print(f"{'one-answer under attack':<26} {len(lat):>6} submissions in {elapsed:5.1f} s = {rate:7.1f} "
+                  f"submissions/s, p50 {pct(lat, 0.5):6.1f} ms, p99 {pct(lat, 0.99):6.1f} ms, errors {len(errors)}"
+                  + (f" (first: {errors[0]})" if errors else ""))
+            print(f"attackers: {args.attackers} ({args.attack_families or 'every family'}), {sent} hostile requests ({sent / attack_s:.0f}/s), {bad} answered 5xx"
+                  + (f" (first: {firsts[0]})" if firsts else ""))
+            quiet = results["one-answer"]
+            print(f"honest rate under attack / quiet = {rate / quiet[0] if quiet[0] else float('nan'):.2f}; "
+                  f"p50 {pct(lat, 0.5):.1f} vs {quiet[1]:.1f} ms; p99 {pct(lat, 0.99):.1f} vs {quiet[2]:.1f} ms")
+            print(f"honest p99 under attack / quiet p99 = {pct(lat, 0.99) / quiet[2]:.2f} (target <= 2), "
+                  f"honest errors under attack: {len(errors)}")
         db = Database(url)
         from sqlalchemy import select
         from grader.db.models import Submission
@@ -197,11 +283,17 @@ def main(argv=None) -> int:
         lost = sum(1 for i in all_acked if i not in graded)
         print(f"lost: {lost} of {len(all_acked)} acknowledged submissions not in the database, graded")
         r1 = results["one-answer"]
-        print(json.dumps({"one_answer_per_s": round(r1[0], 1), "one_answer_p50_ms": round(r1[1], 1),
-                          "one_answer_p99_ms": round(r1[2], 1),
-                          "class_per_s": round(results[list(results)[1]][0], 1),
-                          "class_p99_ms": round(results[list(results)[1]][2], 1),
-                          "errors": sum(r[3] for r in results.values()), "lost": lost}))
+        summary = {"one_answer_per_s": round(r1[0], 1), "one_answer_p50_ms": round(r1[1], 1),
+                   "one_answer_p99_ms": round(r1[2], 1),
+                   "class_per_s": round(results[list(results)[1]][0], 1),
+                   "class_p99_ms": round(results[list(results)[1]][2], 1),
+                   "errors": sum(r[3] for r in results.values()), "lost": lost}
+        if "attack" in results:
+            ra = results["attack"]
+            summary.update({"attack_per_s": round(ra[0], 1), "attack_p50_ms": round(ra[1], 1),
+                            "attack_p99_ms": round(ra[2], 1), "attack_p99_ratio": round(ra[2] / r1[2], 2),
+                            "attack_errors": ra[3], "attack_5xx": bad})
+        print(json.dumps(summary))
     finally:
         server.terminate()
         try:

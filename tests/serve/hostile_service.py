@@ -1,0 +1,362 @@
+"""The hostile-service corpus of issue #26, as data: each attack on a live `grader serve` is a
+:class:`Case` (its family, the request, the status or statuses it must get, and what must hold
+afterwards), and :func:`replay` sends one. Used by tests/serve/test_serve_hostile_corpus.py
+(every case against a live server, on SQLite and on PostgreSQL) and by
+benchmarks/bench_serve.py (4 attackers replaying the corpus while 16 honest learners submit).
+
+Who sends a case: ``who`` is the bearer token's owner (``mallory``, a learner; ``alice``, the
+honest learner whose data mallory wants; ``prof``, an instructor), ``None`` for no
+Authorization header, or ``"header:<value>"`` for a literal Authorization header. ``page``
+sends it as a browser instead: the session cookie of that user (``anon``: none) and a CSRF
+value, ``csrf`` = own (this browser's, valid), none, wrong, planted (a valid pair of another
+browser, with this session). Placeholders in paths and bodies: ``{alice_sub}``, ``{alice_job}``,
+``{alice_answer}`` (made by the harness before the corpus runs).
+
+``pending``: the item of #26 whose branch makes the case pass; the test marks those
+``xfail(strict=True)`` (on the backends of ``pending_on``) until the lead merges that branch and
+removes the ``pending=`` of its cases.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+NO_BODY: Any = object()
+
+# the branches of issue #26 that make a pending case pass (the lead flips the markers at merge)
+THROTTLE = "#26 item 3: lands with branch sessions"
+SESSIONS = "#26 item 4: lands with branch sessions"
+
+HONEST = {"17-08/practice-1": 64}       # alice's answer after each family: right, 1 point (64 = 8 * 8)
+HONEST_SCORE = 1
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    family: str
+    method: str
+    path: str
+    expect: frozenset[int]
+    who: str | None = "mallory"
+    headers: tuple[tuple[str, str], ...] = ()
+    json: Any = NO_BODY
+    content: bytes | None = None
+    form: tuple[tuple[str, str], ...] | None = None
+    files: tuple[tuple[str, str, bytes], ...] | None = None     # (field, filename, content)
+    page: str | None = None          # a browser: this user's session cookie ("anon": none)
+    csrf: str | None = None          # own | none | wrong | planted
+    raw: bytes | None = None         # sent on a socket as is; status 0 = closed without an answer
+    action: str | None = None        # a slow-client attack (see hostile_actions in the test)
+    repeat: int = 1                  # sent this many times; the last answer is checked
+    source: str = "127.0.0.1"        # the client's address (127.0.0.0/8 all reach the server)
+    after: tuple[str, ...] = ()      # post-conditions: nothing_stored, retry_after, api_headers, ...
+    pending: str | None = None
+    pending_on: tuple[str, ...] = ("sqlite", "postgresql")     # the backends where it is pending
+
+    @property
+    def id(self) -> str:
+        return f"{self.family}/{self.name}"
+
+
+def S(*codes: int) -> frozenset[int]:
+    return frozenset(codes)
+
+
+def _deep(depth: int) -> bytes:
+    return ('{"answers": {"17-08/practice-1": ' + "[" * depth + "1" + "]" * depth + "}}").encode()
+
+
+SUBMIT = "/api/v1/submissions"
+DENIED = S(401, 429)        # a wrong token: refused (429 once failed attempts are throttled)
+BAD_LOGINS = ["<script>alert(1)</script>", "=HYPERLINK(\"http://evil\",\"x\")", "a/b", "a\nb", "a\x00b", "../x", ""]
+
+
+def _batch_file(login: str) -> bytes:
+    return json.dumps({"learner": login, "answers": {"17-08/practice-1": 64}}).encode()
+
+
+CASES: list[Case] = [
+    # ------------------------------------------------------------ tokens
+    Case("no-token", "tokens", "GET", SUBMIT, S(401), who=None),
+    Case("empty-bearer", "tokens", "GET", SUBMIT, DENIED, who=None,
+         raw=b"GET /api/v1/submissions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \r\n\r\n"),
+    Case("basic-auth", "tokens", "GET", SUBMIT, DENIED, who="header:Basic YWxpY2U6cGFzcw=="),
+    Case("unknown-token", "tokens", "GET", SUBMIT, DENIED, who="header:Bearer grd_" + "A" * 43),
+    Case("token-without-prefix", "tokens", "GET", SUBMIT, DENIED, who="header:Bearer " + "A" * 47),
+    Case("token-10kB", "tokens", "GET", SUBMIT, S(401, 429, 431, 400), who="header:Bearer grd_" + "A" * 10_000),
+    Case("token-sql", "tokens", "GET", SUBMIT, DENIED, who="header:Bearer grd_' OR '1'='1"),
+    Case("token-in-query", "tokens", "GET", SUBMIT + "?token=grd_x&access_token=grd_x", S(401), who=None),
+    Case("submit-unknown-token", "tokens", "POST", SUBMIT, DENIED, who="header:Bearer grd_" + "B" * 43,
+         json={"answers": HONEST}),
+    Case("wrong-tokens-throttled", "tokens", "GET", SUBMIT, S(429), who="header:Bearer grd_" + "C" * 43,
+         repeat=60, source="127.0.0.9", after=("retry_after",), pending=THROTTLE),
+    Case("wrong-logins-throttled", "tokens", "POST", "/learn/login", S(429), who=None, page="anon", csrf="own",
+         form=(("token", "grd_" + "D" * 43),), repeat=60, source="127.0.0.10", after=("retry_after",),
+         pending=THROTTLE),
+    # ------------------------------------------------------------ other learners' data
+    Case("read-alice-submission", "others", "GET", SUBMIT + "/{alice_sub}", S(403, 404)),
+    Case("list-alice-submissions", "others", "GET", SUBMIT + "?learner=alice", S(200, 403),
+         after=("only_own_listed",)),
+    Case("read-alice-job", "others", "GET", "/api/v1/jobs/{alice_job}", S(403, 404)),
+    Case("gradebook", "others", "GET", "/api/v1/gradebook", S(403)),
+    Case("gradebook-csv", "others", "GET", "/api/v1/gradebook?format=csv", S(403)),
+    Case("review-queue", "others", "GET", "/api/v1/review", S(403)),
+    Case("review-alice-answer", "others", "POST", "/api/v1/review/{alice_answer}", S(403),
+         json={"score": 100, "comment": "mine now"}),
+    Case("problem-stats", "others", "GET", "/api/v1/problems/17-08/quiz-1/stats", S(403)),
+    Case("regrade", "others", "POST", "/api/v1/regrade", S(403)),
+    Case("batch-as-learner", "others", "POST", "/api/v1/batches", S(403),
+         files=(("file", "answers.json", _batch_file("alice")),)),
+    Case("staff-page-with-bearer", "others", "GET", "/staff", S(303, 401, 403)),
+    Case("staff-page-as-learner", "others", "GET", "/staff", S(403), who=None, page="mallory"),
+    Case("staff-learner-page", "others", "GET", "/staff/learners/alice", S(403), who=None, page="mallory"),
+    Case("staff-csv", "others", "GET", "/staff/gradebook.csv", S(403), who=None, page="mallory"),
+    Case("learner-job-page-of-alice", "others", "GET", "/learn/jobs/{alice_job}", S(403, 404), who=None,
+         page="mallory"),
+    # ------------------------------------------------------------ CSRF (mallory's own session, forged forms)
+    Case("form-without-csrf", "csrf", "POST", "/learn/exercise/17-08/practice-1", S(403), who=None,
+         page="mallory", csrf="none", form=(("answer", "64"),), after=("nothing_stored",)),
+    Case("form-wrong-csrf", "csrf", "POST", "/learn/exercise/17-08/practice-1", S(403), who=None,
+         page="mallory", csrf="wrong", form=(("answer", "64"),), after=("nothing_stored",)),
+    Case("header-wrong-csrf", "csrf", "POST", "/learn/validate", S(403), who=None, page="mallory", csrf="wrong",
+         form=(("problem", "17-08/practice-1"), ("answer", "64"))),
+    Case("logout-without-csrf", "csrf", "POST", "/logout", S(403), who=None, page="mallory", csrf="none"),
+    Case("regrade-form-as-learner", "csrf", "POST", "/staff/regrade", S(403), who=None, page="mallory",
+         csrf="own"),
+    Case("own-csrf-accepted", "csrf", "POST", "/learn/validate", S(200), who=None, page="mallory", csrf="own",
+         form=(("problem", "17-08/practice-1"), ("answer", "64"))),
+    Case("planted-csrf-pair", "csrf", "POST", "/learn/exercise/17-08/practice-1", S(403), who=None,
+         page="mallory", csrf="planted", form=(("answer", "64"),), after=("nothing_stored",), pending=SESSIONS),
+    # ------------------------------------------------------------ sessions
+    Case("forged-cookie", "sessions", "GET", "/learn", S(303, 401), who=None,
+         headers=(("Cookie", "grader_session=" + "0" * 64 + ".9999999999." + "0" * 64),)),
+    Case("cookie-garbage", "sessions", "GET", "/learn", S(303, 401), who=None,
+         headers=(("Cookie", "grader_session=" + "x" * 180),)),
+    Case("cookie-expiry-pushed", "sessions", "GET", "/learn", S(303, 401), who=None, page="mallory",
+         csrf="extend"),
+    Case("cookie-after-logout", "sessions", "GET", "/learn", S(303, 401), who=None, page="mallory",
+         csrf="logged-out", pending=SESSIONS),
+    Case("bearer-on-pages", "sessions", "GET", "/learn", S(303, 401)),
+    # ------------------------------------------------------------ injection
+    Case("sql-in-answer", "injection", "POST", SUBMIT, S(201), json={"answers": {
+        "17-08/params-formula": "'); DROP TABLE submissions; --"}}, after=("tables_intact",)),
+    Case("python-in-answer", "injection", "POST", SUBMIT, S(201, 422), json={"answers": {
+        "17-08/params-formula": "__import__('os').system('touch /tmp/grader-pwned')"}}, after=("not_pwned",)),
+    Case("lambda-in-validate", "injection", "POST", "/api/v1/validate", S(200, 422), json={
+        "problem": "17-08/params-formula", "answer": "(lambda: __import__('os'))()"}, after=("not_pwned",)),
+    Case("latex-input-file", "injection", "POST", "/api/v1/validate", S(200, 422), json={
+        "problem": "17-08/params-formula", "answer": "\\input{/etc/passwd}"}, after=("no_passwd",)),
+    Case("power-tower", "injection", "POST", SUBMIT, S(201, 422), json={"answers": {
+        "17-08/params-formula": "9^9^9^9^9^9"}}),
+    Case("complex-intermediate", "injection", "POST", "/api/v1/validate", S(200, 422), json={
+        "problem": "17-08/params-formula", "answer": "2^((-1)^log(2))"}),
+    Case("path-traversal-problem", "injection", "GET", "/api/v1/exercises/..%2F..%2Fetc%2Fpasswd", S(404, 422),
+         after=("no_passwd",)),
+    Case("problem-id-sql", "injection", "POST", SUBMIT, S(201, 404, 422),
+         json={"answers": {"17-08/x' OR 1=1 --": "1"}}, after=("scored_nothing",)),
+    Case("learner-query-sql", "injection", "GET", SUBMIT + "?learner=alice'%20OR%20'1'='1", S(200, 403),
+         after=("only_own_listed",)),
+    Case("html-idempotency-key", "injection", "POST", SUBMIT, S(201), headers=(("Idempotency-Key", "<b>x</b>"),),
+         json={"answers": {"17-08/practice-1": 63}}),
+    # ------------------------------------------------------------ bad bodies
+    Case("not-json", "bodies", "POST", SUBMIT, S(400, 422), content=b"{answers: 64",
+         headers=(("Content-Type", "application/json"),), after=("nothing_stored",)),
+    Case("text-plain", "bodies", "POST", SUBMIT, S(415, 422), content=b'{"answers": {"17-08/practice-1": 64}}',
+         headers=(("Content-Type", "text/plain"),), after=("nothing_stored",)),
+    Case("top-level-list", "bodies", "POST", SUBMIT, S(422), json=[1, 2], after=("nothing_stored",)),
+    Case("answers-a-string", "bodies", "POST", SUBMIT, S(422), json={"answers": "64"}, after=("nothing_stored",)),
+    Case("no-answers", "bodies", "POST", SUBMIT, S(422), json={"answers": {}}, after=("nothing_stored",)),
+    Case("unknown-problem", "bodies", "POST", SUBMIT, S(201, 404, 422), json={"answers": {"nope/1": 1}},
+         after=("scored_nothing",)),
+    Case("null-answer", "bodies", "POST", SUBMIT, S(201, 422), json={"answers": {"17-08/practice-1": None}}),
+    Case("501-answers", "bodies", "POST", SUBMIT, S(404, 413, 422),
+         json={"answers": {f"17-08/p{i}": 1 for i in range(501)}}, after=("nothing_stored",)),
+    Case("nan", "bodies", "POST", SUBMIT, S(201, 400, 422), content=b'{"answers": {"17-08/practice-1": NaN}}',
+         headers=(("Content-Type", "application/json"),)),
+    Case("huge-number", "bodies", "POST", SUBMIT, S(201, 400, 422),
+         content=b'{"answers": {"17-08/practice-1": 1e999999}}', headers=(("Content-Type", "application/json"),)),
+    Case("long-digits", "bodies", "POST", SUBMIT, S(201, 400, 422),
+         content=b'{"answers": {"17-08/practice-1": ' + b"9" * 100_000 + b"}}",
+         headers=(("Content-Type", "application/json"),)),
+    Case("deep-300", "bodies", "POST", SUBMIT, S(400, 422), content=_deep(300),
+         headers=(("Content-Type", "application/json"),), after=("nothing_stored",)),
+    Case("deep-100000", "bodies", "POST", SUBMIT, S(400, 413, 422), content=_deep(100_000),
+         headers=(("Content-Type", "application/json"),), after=("nothing_stored",)),
+    Case("deep-validate", "bodies", "POST", "/api/v1/validate", S(400, 422),
+         content=b'{"problem": "17-08/practice-1", "answer": ' + b"[" * 300 + b"1" + b"]" * 300 + b"}",
+         headers=(("Content-Type", "application/json"),)),
+    Case("wide-list", "bodies", "POST", SUBMIT, S(400, 413, 422),
+         json={"answers": {"17-08/practice-1": list(range(100_000))}}, after=("nothing_stored",)),
+    Case("body-2MB", "bodies", "POST", SUBMIT, S(413), content=b'{"answers": "' + b"x" * (2 << 20) + b'"}',
+         headers=(("Content-Type", "application/json"),), after=("nothing_stored",)),
+    Case("body-2MB-chunked", "bodies", "POST", SUBMIT, S(413), content=b"chunked:" + b"x" * (2 << 20),
+         headers=(("Content-Type", "application/json"),), after=("nothing_stored",)),
+    Case("content-length-not-a-number", "bodies", "POST", SUBMIT, S(0, 400), raw=(
+        b"POST /api/v1/submissions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: lots\r\n\r\n{}")),
+    Case("idempotency-key-control", "bodies", "POST", SUBMIT, S(400, 422),
+         headers=(("Idempotency-Key", "a\x7fb"),), json={"answers": HONEST}, after=("nothing_stored",)),
+    Case("idempotency-key-long", "bodies", "POST", SUBMIT, S(400, 422),
+         headers=(("Idempotency-Key", "k" * 201),), json={"answers": HONEST}, after=("nothing_stored",)),
+    # ------------------------------------------------------------ query ranges
+    *(Case(f"submissions-{q.split('=')[0]}-{i}", "queries", "GET", f"{SUBMIT}?{q}", S(422), who="prof")
+      for i, q in enumerate(["offset=99999999999999999999", f"offset={2**63}", "offset=-1", "offset=abc",
+                             "limit=0", "limit=99999999999999999999", "limit=1001", "learner=" + "x" * 500])),
+    Case("jobs-limit-huge", "queries", "GET", f"/api/v1/jobs?limit={2**64}", S(422)),
+    Case("review-limit-negative", "queries", "GET", "/api/v1/review?limit=-5", S(422), who="prof"),
+    Case("gradebook-format", "queries", "GET", "/api/v1/gradebook?format=xlsx", S(422), who="prof"),
+    Case("submission-id-long", "queries", "GET", SUBMIT + "/" + "a" * 5000, S(404, 414, 422)),
+    Case("largest-offset", "queries", "GET", f"{SUBMIT}?offset={2**31 - 1}", S(200), who="prof"),
+    # ------------------------------------------------------------ uploads and batches
+    *(Case(f"batch-learner-{i}", "uploads", "POST", "/api/v1/batches", S(202, 422), who="prof",
+           files=(("file", "answers.json", _batch_file(login)),), after=("job_settles", "no_bad_login"))
+      for i, login in enumerate(BAD_LOGINS)),
+    Case("batch-filename-traversal", "uploads", "POST", "/api/v1/batches", S(202, 422), who="prof",
+         files=(("file", "../../../tmp/evil.json", _batch_file("alice")),), after=("job_settles",)),
+    Case("batch-yaml-bomb", "uploads", "POST", "/api/v1/batches", S(202, 413, 422), who="prof",
+         files=(("file", "bomb.yaml", b"a: &a [1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+                                      b"c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+                                      b"e: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"),), after=("job_settles",)),
+    Case("batch-17MB", "uploads", "POST", "/api/v1/batches", S(413), who="prof",
+         files=(("file", "big.json", b" " * (17 << 20)),)),
+    Case("code-filename-traversal", "uploads", "POST", "/api/v1/code-submissions", S(202),
+         form=(("problem", "17-08/code-add"),), files=(("file", "../../../../tmp/x.py", b"def add(a, b):\n    return 0\n"),),
+         after=("job_settles",)),
+    Case("code-not-utf8", "uploads", "POST", "/api/v1/code-submissions", S(202, 422),
+         form=(("problem", "17-08/code-add"),), files=(("file", "s.py", b"\xff\xfe\x00def"),), after=("job_settles",)),
+    Case("code-empty", "uploads", "POST", "/api/v1/code-submissions", S(422),
+         form=(("problem", "17-08/code-add"),), files=(("file", "s.py", b""),)),
+    Case("code-2MB", "uploads", "POST", "/api/v1/code-submissions", S(413),
+         form=(("problem", "17-08/code-add"),), files=(("file", "s.py", b"#" * (2 << 20)),)),
+    Case("code-for-a-quiz", "uploads", "POST", "/api/v1/code-submissions", S(422),
+         form=(("problem", "17-08/quiz-1"),), files=(("file", "s.py", b"x = 1\n"),)),
+    Case("code-unknown-problem", "uploads", "POST", "/api/v1/code-submissions", S(404),
+         form=(("problem", "../../etc/passwd"),), files=(("file", "s.py", b"x = 1\n"),)),
+    # ------------------------------------------------------------ slow and idle clients
+    Case("idle-connections", "slow", "GET", "/", S(0), action="idle_connections"),
+    Case("slow-headers-cut-off", "slow", "GET", "/", S(0), action="slow_headers"),
+    Case("slow-body-cut-off", "slow", "POST", SUBMIT, S(0), action="slow_body"),
+    # ------------------------------------------------------------ headers
+    Case("api-security-headers", "headers", "GET", "/api/v1/exercises", S(200), after=("api_headers",)),
+    Case("error-security-headers", "headers", "GET", "/api/v1/jobs/nope", S(404), after=("api_headers",)),
+    Case("header-100kB", "headers", "GET", "/healthz", S(0, 200, 400, 431), who=None, raw=(
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100_000 + b"\r\n\r\n")),
+    Case("te-and-cl", "headers", "POST", SUBMIT, S(0, 400, 401), who=None, raw=(
+        b"POST /api/v1/submissions HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"0\r\n\r\nGET /api/v1/gradebook HTTP/1.1\r\nHost: x\r\n\r\n")),
+    Case("bad-host", "headers", "GET", "/healthz", S(200, 400), who=None, headers=(("Host", "evil.example"),)),
+    Case("forwarded-for-spoof", "headers", "GET", SUBMIT, S(401), who=None,
+         headers=(("X-Forwarded-For", "10.0.0.1"), ("X-Real-IP", "10.0.0.1"))),
+    Case("many-headers", "headers", "GET", "/healthz", S(0, 200, 400, 431), who=None,
+         headers=tuple((f"X-H{i}", "v") for i in range(500))),
+]
+
+# wrong tokens come from an address of their own: once failed attempts are throttled per address,
+# the honest learner and the other families (from 127.0.0.1) are not the ones slowed down
+CASES = [replace(c, source="127.0.0.8") if c.family == "tokens" and c.source == "127.0.0.1" else c for c in CASES]
+FAMILIES = list(dict.fromkeys(c.family for c in CASES))
+
+
+def format_case(text: str, ctx: dict[str, str]) -> str:
+    for k, v in ctx.items():
+        text = text.replace("{" + k + "}", v)
+    return text
+
+
+def raw_status(port: int, data: bytes, source: str = "127.0.0.1", timeout: float = 10.0) -> int:
+    """Send bytes on a fresh connection; the answer's status, 0 where it closed without one."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0)) as s:
+        try:
+            s.sendall(data)
+        except OSError:
+            pass
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while b"\r\n" not in buf and time.monotonic() < deadline:
+            try:
+                chunk = s.recv(4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+    first = buf.split(b"\r\n", 1)[0].split()
+    return int(first[1]) if len(first) > 1 and first[1].isdigit() else 0
+
+
+def replay(client: Any, case: Case, ctx: dict[str, str], tokens: dict[str, str], port: int,
+           browsers: dict[str, Any] | None = None, source: str | None = None) -> Any:
+    """Send one case (``repeat`` times) with an httpx client of the case's ``source``; the last
+    httpx.Response (or the status where the case is raw bytes; sent from ``source``, default the
+    case's)."""
+    if case.raw is not None:
+        return raw_status(port, case.raw, source or case.source)
+    path = format_case(case.path, ctx)
+    headers = dict(case.headers)
+    if case.who is not None and case.page is None:
+        headers["Authorization"] = case.who[7:] if case.who.startswith("header:") else f"Bearer {tokens[case.who]}"
+    cookies: dict[str, str] = {}
+    form = dict(case.form or ())
+    if case.page is not None:
+        assert browsers is not None
+        b = browsers[case.page]
+        cookies = dict(b["cookies"])
+        csrf = {"own": b["csrf"], "none": None, "wrong": "0" * 40, "planted": browsers["other"]["csrf"]}.get(
+            case.csrf or "none", b["csrf"])
+        if case.csrf == "planted":
+            cookies["grader_csrf"] = browsers["other"]["cookies"]["grader_csrf"]
+        if case.csrf == "extend":       # push the signed expiry (or change a server-side session's id)
+            value = cookies["grader_session"]
+            parts = value.split(".")
+            if len(parts) == 3 and parts[1].isdigit():
+                cookies["grader_session"] = f"{parts[0]}.{int(parts[1]) + 10**6}.{parts[2]}"
+            else:
+                cookies["grader_session"] = value[:-1] + ("A" if value[-1:] != "A" else "B")
+        if case.csrf == "logged-out":
+            cookies = dict(b["saved"])
+        if csrf is not None and case.form is not None:
+            form["csrf"] = csrf
+    if cookies:
+        headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    kw: dict[str, Any] = {"headers": headers}
+    if case.json is not NO_BODY:
+        kw["json"] = case.json
+    if case.content is not None:
+        if case.content.startswith(b"chunked:"):
+            data = case.content[8:]
+            kw["content"] = iter([data[i:i + 65536] for i in range(0, len(data), 65536)])
+        else:
+            kw["content"] = case.content
+    if case.files is not None:
+        kw["files"] = [(f, (n, c)) for f, n, c in case.files]
+        kw["data"] = form
+    elif case.form is not None:
+        kw["data"] = form
+    r = None
+    for _ in range(case.repeat):
+        if case.files is not None:   # a file object is read once
+            kw["files"] = [(f, (n, c)) for f, n, c in case.files]
+        client.cookies.clear()           # each request is its own: nothing kept from an earlier answer
+        r = client.request(case.method, path, **kw)
+    client.cookies.clear()
+    return r
+
+
+def all_cases() -> list[Case]:
+    return list(CASES)
+
+
+def attack_cases() -> list[Case]:
+    """The cases benchmarks/bench_serve.py's attackers loop over: all but the browser ones (they
+    need signed-in sessions), the slow-client actions, the repeated ones and the uploads over
+    1 MB (those measure the network, not the server)."""
+    return [c for c in CASES if c.action is None and c.repeat == 1 and c.page is None
+            and not (c.files and any(len(x[2]) > 1 << 20 for x in c.files))
+            and not (c.content and len(c.content) > 1 << 20)]
+
+
+__all__ = ["Case", "CASES", "FAMILIES", "HONEST", "HONEST_SCORE", "replay", "raw_status", "attack_cases"]
