@@ -80,17 +80,21 @@ def _sqlite_engine(url: str, begin: str) -> Engine:
 
 def unwritable_files(path: str) -> str | None:
     """Why the SQLite database at ``path`` cannot be written, or None: the file, its ``-wal``
-    and ``-shm`` (those that exist) are each opened for writing (root too is refused an immutable
-    file or a read-only mount, which an access check would not show)."""
+    and ``-shm`` (those that exist) are each asked with access(2), which refuses root too an
+    immutable file or a read-only mount. Never by opening them: closing any descriptor of a file
+    drops every POSIX lock this process holds on it, SQLite's own included, and another process
+    would then take the database for unused and remove the -wal this one still writes."""
     import os
     for name in (path, path + "-wal", path + "-shm"):
-        try:
-            fd = os.open(name, os.O_RDWR | os.O_CLOEXEC)
-        except FileNotFoundError:
+        if not os.path.exists(name) or os.access(name, os.W_OK):
             continue
-        except OSError as e:
-            return f"{name} cannot be written ({e.strerror})"
-        os.close(fd)
+        try:
+            read_only = bool(os.statvfs(name).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        why = ("Read-only file system" if read_only else
+               "Operation not permitted" if os.geteuid() == 0 else "Permission denied")
+        return f"{name} cannot be written ({why})"
     return None
 
 

@@ -273,13 +273,6 @@ def test_no_process_of_a_killed_server_is_left(chaos):
     assert chaos["left"] == [[], [], []], chaos["left"]
 
 
-READ_LOSES = ("main 76a8073 (branch ops): every write BEGIN runs grader/db's unwritable_files(), which opens and "
-              "closes the database, -wal and -shm files; closing a file drops the process's POSIX locks on it "
-              "(SQLite's among them), so another process's read then finds itself alone and deletes the -wal "
-              "the server still writes: an acknowledged 201 is gone after the next SIGKILL")
-
-
-@pytest.mark.xfail(strict=True, reason=READ_LOSES)
 def test_another_process_reading_the_database_loses_no_acknowledged_submission(tmp_path):
     """The chaos test's reads come while the server is busy (a transaction's lock keeps the -wal);
     here the server is idle when an operator's command reads the SQLite file, as `grader users
