@@ -44,9 +44,8 @@ def _create(st: State, who: Principal, kind: str, *, problem: str | None = None,
             check(conn)
         conn.execute(insert(Job).values(id=job_id, kind=kind, user_id=who.id, problem_id=problem, status="queued",
                                         params=params or {}, data=data, done=0, tries=0, created_at=created))
+        row = conn.execute(select(*COLUMNS).where(Job.id == job_id)).one()   # as stored: queued
     st.runner.wake()
-    with st.db.read() as conn:
-        row = conn.execute(select(*COLUMNS).where(Job.id == job_id)).one()
     return view(row, who.login)
 
 
