@@ -129,3 +129,27 @@ class Job(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class WebSession(Base):
+    """A signed-in browser (the pages' session): only the SHA-256 of the cookie's random id is
+    stored; the row is deleted at sign-out, at "sign out everywhere" and when its token is
+    revoked, and pruned once expired."""
+
+    __tablename__ = "web_sessions"
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    token_id: Mapped[int] = mapped_column(ForeignKey("tokens.id"), index=True)
+    created_at: Mapped[float] = mapped_column(Float)                  # seconds since the epoch
+    expires_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class AuthFailure(Base):
+    """Failed authentications counted per key (``addr:<client address>`` or ``prefix:<token
+    prefix>``) in a fixed window, shared by every instance on the database; rows whose window
+    has ended are pruned."""
+
+    __tablename__ = "auth_failures"
+    key: Mapped[str] = mapped_column(String(80), primary_key=True)
+    window_start: Mapped[float] = mapped_column(Float, index=True)    # seconds since the epoch
+    failures: Mapped[int] = mapped_column(Integer)

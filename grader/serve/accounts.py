@@ -8,12 +8,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection
 
 from grader.db import Database
 
-from grader.db.models import Token, User, now
+from grader.db.models import Token, User, WebSession, now
 from grader.errors import GraderError, InputError, Location
 
 from .auth import new_token, token_hash, token_prefix
@@ -69,7 +69,8 @@ def new_token_for(db: Database, login: str) -> Issued:
 
 
 def revoke(db: Database, login: str, prefix: str | None = None) -> int:
-    """Revoke the user's tokens (or the one whose prefix is given): how many."""
+    """Revoke the user's tokens (or the one whose prefix is given): how many. The pages'
+    sessions opened with those tokens end with them (their rows deleted)."""
     with db.write() as conn:
         uid = conn.execute(select(User.id).where(User.login == login)).scalar()
         if uid is None:
@@ -77,8 +78,10 @@ def revoke(db: Database, login: str, prefix: str | None = None) -> int:
         q = update(Token).where(Token.user_id == uid, Token.revoked_at.is_(None))
         if prefix:
             q = q.where(Token.prefix == prefix)
-        n: int = conn.execute(q.values(revoked_at=now())).rowcount
-        return n
+        ids = list(conn.execute(q.values(revoked_at=now()).returning(Token.id)).scalars())
+        if ids:
+            conn.execute(delete(WebSession).where(WebSession.token_id.in_(ids)))
+        return len(ids)
 
 
 def read_roster(text: str, file: str) -> list[tuple[str, str, str, Location]]:

@@ -18,7 +18,7 @@ from grader.api.service import VERSION
 from grader.db import Database
 
 from . import errors
-from .auth import RateLimiter, TokenCache
+from .auth import FailureThrottle, RateLimiter, TokenCache
 from .errors import APIError
 from .limits import BodyLimit
 from .metrics import Metrics, MetricsMiddleware
@@ -52,6 +52,7 @@ class State:
         self.metrics = Metrics()
         self.limiter = RateLimiter(settings.rate, settings.burst)
         self.tokens = TokenCache(settings.token_cache_s)
+        self.throttle = FailureThrottle(settings.auth_failures, settings.auth_window_s)
         self._inflight: dict[int, int] = {}
         self._lock = threading.Lock()
 

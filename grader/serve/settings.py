@@ -24,6 +24,8 @@ class Settings:
     rate: float = 50.0              # requests per second per token, sustained
     burst: int = 100                # ... and in a burst
     max_queued_jobs: int = 5        # a learner's code jobs waiting at once
+    auth_failures: int = 20         # failed authentications per client address, and per token prefix, ...
+    auth_window_s: float = 300.0    # ... in this window; then 429 until it ends (0 failures: no throttling)
     token_cache_s: float = 1.0      # a valid token is looked up again after this long (revocation delay)
     web_secret: bytes | None = None # signs the pages' sessions (grader.serve.secret); None: made at start
     job_executor: Any = None        # makes the job executor (on_progress) -> JobExecutor; None: local processes

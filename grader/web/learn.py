@@ -24,8 +24,10 @@ from grader.serve.workers import TaskFailed
 
 from . import service
 from .render import page, redirect
-from .session import (SESSION, SESSION_S, PageError, as_page_error, check_csrf, page_user, session_value, set_cookie,
-                      sign_in)
+from grader.serve.auth import Throttled
+
+from .session import (PageError, as_page_error, check_csrf, end_session, end_sessions_everywhere, page_user,
+                      sign_in, start_session, throttled_page)
 
 if TYPE_CHECKING:
     from grader.serve.app import State
@@ -41,19 +43,31 @@ def login_form(request: Request) -> Response:
 
 @router.post("/learn/login", dependencies=[Depends(check_csrf)])
 async def login(request: Request, token: str = Form("", max_length=300)) -> Response:
-    found = await sign_in(request, token)
-    if found is None:
+    try:
+        who = await sign_in(request, token)
+    except Throttled as e:
+        err = throttled_page(e)
+        return page(request, "login.html", status=err.status, headers=err.headers, error=err.message)
+    if who is None:
         return page(request, "login.html", status=401, error="That token is not valid (or was revoked).")
-    who, digest = found
     resp = redirect("/staff" if who.instructor else "/learn")
-    set_cookie(resp, SESSION, session_value(request, digest), max_age=SESSION_S)
+    await start_session(request, who, resp)
     return resp
 
 
 @router.post("/logout", dependencies=[Depends(check_csrf)])
-def logout(request: Request) -> Response:
+async def logout(request: Request) -> Response:
+    """Sign out: this browser's session ends (its row deleted)."""
     resp = redirect("/learn/login")
-    resp.delete_cookie(SESSION, path="/")
+    await end_session(request, resp)
+    return resp
+
+
+@router.post("/learn/sign-out-everywhere", dependencies=[Depends(check_csrf)])
+async def sign_out_everywhere(request: Request, who: Principal = Depends(page_user)) -> Response:
+    """Every session of this user ends, in every browser."""
+    resp = redirect("/learn/login")
+    await end_sessions_everywhere(request, who, resp)
     return resp
 
 

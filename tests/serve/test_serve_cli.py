@@ -34,11 +34,11 @@ def test_schema_behind_is_refused_until_upgraded(database, tmp_path):
     db.dispose()
     r = grader("serve", "--database", database, "--port", str(free_port()), cwd=tmp_path, timeout=60)
     assert r.returncode == 2
-    assert "schema revision 0001, behind this grader's 0002" in r.stderr and "grader db upgrade" in r.stderr
+    assert "schema revision 0001, behind this grader's 0003" in r.stderr and "grader db upgrade" in r.stderr
     r = grader("db", "current", "--database", database)
     assert r.returncode == 1 and "behind" in r.stdout
     r = grader("db", "upgrade", "--database", database)
-    assert r.returncode == 0 and "upgraded from 0001 to 0002" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and "upgraded from 0001 to 0003" in r.stdout, r.stdout + r.stderr
     assert grader("db", "current", "--database", database).returncode == 0
     db = Database(database)
     with db.read() as conn:
