@@ -7,8 +7,9 @@ shown once, when made. A revoked token, an unknown one or none at all is 401.
 Failed authentications (a token presented that is not valid, on the API or the sign-in page)
 are counted per client address and per token prefix in the database (``auth_failures``, so
 every instance on one database shares them) and logged, one line with the prefix only; after
-``Settings.auth_failures`` in ``auth_window_s`` seconds, that address or prefix gets 429 with
-``Retry-After`` until the window ends.
+``Settings.auth_failures`` in ``auth_window_s`` seconds, a token that is not valid from that
+address or with that prefix gets 429 with ``Retry-After`` until the window ends (and costs a
+read, no write); a valid one is still accepted.
 """
 from __future__ import annotations
 
@@ -176,25 +177,27 @@ def _throttled(request: Request, credential: str, where: str, wait: float) -> Th
 
 
 async def authenticate(request: Request, credential: str, where: str) -> Principal | None:
-    """A presented token's user (None: not valid, the failure recorded), for the API and the
-    sign-in page alike; :class:`Throttled` when this address or prefix failed too often. A
-    token this process found valid in the last ``token_cache_s`` seconds is not looked up."""
+    """A presented token's user, for the API and the sign-in page alike. A token that is not
+    valid is None, its failure counted and logged, or :class:`Throttled` when its address or
+    prefix failed too often (then nothing is written). A valid token is never refused here, so
+    neither failures from a shared address (a campus NAT, a proxy) nor someone who knows a
+    token's prefix can lock its owner out; 256 random bits are not guessed in any case."""
     state = request.app.state.grader
     digest = token_hash(credential)
     who: Principal | None = state.tokens.get(digest)
     if who is not None:
         return who
+    if len(credential) <= 200 and credential.startswith(PREFIX):
+        who = await anyio.to_thread.run_sync(lookup_hash, state.db, digest)
+    if who is not None:
+        state.tokens.put(digest, who)
+        return who
     wait = await anyio.to_thread.run_sync(state.throttle.wait, state.db,
                                           failure_keys(client_address(request), credential))
     if wait > 0:
         raise _throttled(request, credential, where, wait)
-    if len(credential) <= 200 and credential.startswith(PREFIX):
-        who = await anyio.to_thread.run_sync(lookup_hash, state.db, digest)
-    if who is None:
-        await auth_failed(request, credential, where)
-        return None
-    state.tokens.put(digest, who)
-    return who
+    await auth_failed(request, credential, where)
+    return None
 
 
 def _unauthorized(message: str) -> APIError:
