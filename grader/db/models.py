@@ -153,3 +153,23 @@ class AuthFailure(Base):
     key: Mapped[str] = mapped_column(String(80), primary_key=True)
     window_start: Mapped[float] = mapped_column(Float, index=True)    # seconds since the epoch
     failures: Mapped[int] = mapped_column(Integer)
+
+
+class LearnerSlot(Base):
+    """A learner's grading request in progress, held in the database so several instances
+    share the one-at-a-time guard: ``key`` is the user's id (negative: a live reading);
+    ``holder`` names the request; a row past ``expires_at`` (its instance died) may be taken."""
+
+    __tablename__ = "learner_slots"
+    key: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    holder: Mapped[str] = mapped_column(String(40))
+    expires_at: Mapped[float] = mapped_column(Float)                  # seconds since the epoch
+
+
+class RateBucket(Base):
+    """A token's rate-limit bucket (``level`` requests left at ``at``), shared by instances."""
+
+    __tablename__ = "rate_buckets"
+    token_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    level: Mapped[float] = mapped_column(Float)
+    at: Mapped[float] = mapped_column(Float)                          # seconds since the epoch

@@ -252,7 +252,7 @@ async def current_user(request: Request) -> Principal:
                             f"retry in {e.retry_after} s", headers={"Retry-After": e.retry_after}) from None
     if who is None:
         raise _unauthorized("invalid or revoked token")
-    wait = state.limiter.take(who.token_id)
+    wait = await state.rate_wait(who.token_id)
     if wait:
         raise APIError(429, f"too many requests: at most {state.settings.rate:g} a second per token "
                             f"(bursts of {state.settings.burst}); retry in {wait:.2f} s",

@@ -131,7 +131,7 @@ async def submit(problem_id: str, request: Request, answer: str = Form("", max_l
     answers: dict[str, object] = {problem_id: answer}
     body_hash = hashlib.sha256(json.dumps({"answers": answers}, ensure_ascii=False).encode()).hexdigest()
     try:
-        with st.busy(who.id):
+        async with st.busy(who.id):
             _, obj = await store.submit(st, who, answers, ("page-" + nonce) if nonce else None, body_hash)
     except APIError as e:
         return _exercise(request, who, problem_id, error=e.message, answer=answer, status=e.status)
@@ -149,7 +149,7 @@ async def validate(request: Request, problem: str = Form(..., max_length=200),
     if not answer.strip():
         return page(request, "_reading.html", reading=None, answer=answer)
     try:
-        with st.busy(-who.id):          # one reading at a time per learner, apart from their submissions
+        async with st.busy(-who.id):          # one reading at a time per learner, apart from their submissions
             out = await asyncio.wrap_future(st.pool.submit(("validate", problem, answer), st.settings.timeout_s + 3))
     except APIError:
         return page(request, "_reading.html", status=200, reading={"busy": True}, answer=answer)

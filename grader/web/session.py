@@ -218,7 +218,7 @@ async def page_user(request: Request) -> Principal:
     who = await anyio.to_thread.run_sync(_session_user, state.db, session_hash(sid), time.time())
     if who is None:
         raise PageError(401, "Your session has ended or your token was revoked; please sign in again.")
-    wait = state.limiter.take(who.token_id)
+    wait = await state.rate_wait(who.token_id)
     if wait:
         raise PageError(429, f"Too many requests; retry in {wait:.1f} s.",
                         {"Retry-After": str(max(1, math.ceil(wait)))})

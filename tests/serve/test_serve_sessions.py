@@ -180,3 +180,93 @@ def test_an_expired_session_is_refused_and_pruned(app):
     assert sessions_of(app, "alice") == 1            # still there until the next sign-in prunes it
     signed_in(app, "bob")
     assert sessions_of(app, "alice") == 0
+
+
+# ------------------------------------------------------------------ guard and rate limit shared by instances
+
+def test_the_one_at_a_time_guard_is_shared_by_instances(database):
+    from grader.db import Database
+    from grader.serve.shared import SharedSlots
+    one, two = Database(database), Database(database)
+    one.ensure_schema()
+    try:
+        a, b = SharedSlots(lease_s=600), SharedSlots(lease_s=600)
+        t0 = 2_000_000.0
+        held = a.acquire(one, 7, now=t0)
+        assert held is not None
+        assert b.acquire(two, 7, now=t0 + 1) is None          # the learner's request runs on instance one
+        assert b.acquire(two, -7, now=t0 + 1) is not None     # a live reading is a slot of its own
+        a.release(one, 7, held)
+        again = b.acquire(two, 7, now=t0 + 2)
+        assert again is not None                              # free once released
+        # a row left by a killed instance is taken over when its lease is over (t0 + 2 + 600)
+        assert a.acquire(one, 7, now=t0 + 601) is None
+        assert a.acquire(one, 7, now=t0 + 602) is not None
+        b.release(two, 7, again)                              # a stale holder's release frees nothing
+        assert b.acquire(two, 7, now=t0 + 603) is None
+    finally:
+        one.dispose()
+        two.dispose()
+
+
+def test_the_rate_limit_is_shared_by_instances(database):
+    from grader.db import Database
+    from grader.serve.shared import SharedRateLimiter
+    one, two = Database(database), Database(database)
+    one.ensure_schema()
+    try:
+        a, b = SharedRateLimiter(rate=2, burst=3), SharedRateLimiter(rate=2, burst=3)
+        t0 = 3_000_000.0
+        # a burst of 3 spread over both instances, then the 4th waits (1 - 0) / 2 = 0.5 s
+        assert [a.take(one, 5, now=t0), b.take(two, 5, now=t0), a.take(one, 5, now=t0)] == [0.0, 0.0, 0.0]
+        assert b.take(two, 5, now=t0) == 0.5
+        assert b.take(two, 6, now=t0) == 0.0                  # another token has its own bucket
+        # 0.25 s later the bucket holds 0.5: one more waits 0.25 s; at 0.5 s one may go
+        assert a.take(one, 5, now=t0 + 0.25) == 0.25
+        assert a.take(one, 5, now=t0 + 0.5) == 0.0
+    finally:
+        one.dispose()
+        two.dispose()
+
+
+@pytest.fixture
+def shared_app(database, tmp_path):
+    from grader.serve.app import create_app
+    from grader.serve.settings import Settings
+    tokens = users(database, alice="learner")
+    settings = Settings(database=database, exercises=str(make_bank(tmp_path)), workers=1, job_workers=1,
+                        rate=0.01, burst=3, shared_limits=True)      # one request back per 100 s
+    app = create_app(settings)
+    with TestClient(app, client=("10.7.0.1", 1)):
+        app.tokens = tokens
+        yield app
+
+
+def test_a_server_honours_the_guard_and_bucket_another_instance_holds(shared_app):
+    from grader.db import Database
+    from grader.db.models import User
+    from grader.serve.shared import SharedRateLimiter, SharedSlots
+    app = shared_app
+    other = Database(app.state.grader.settings.database)      # a second instance's view of the database
+    try:
+        with other.read() as conn:
+            uid = conn.execute(select(User.id).where(User.login == "alice")).scalar_one()
+        held = SharedSlots(600).acquire(other, uid)
+        c = client(app, "10.7.0.2")
+        body = {"answers": {"17-08/quiz-3": "A"}}
+        r = c.post("/api/v1/submissions", json=body, headers=bearer(app.tokens["alice"]))
+        assert r.status_code == 429 and "still being graded" in r.json()["error"]["message"]
+        SharedSlots(600).release(other, uid, held)
+        r = c.post("/api/v1/submissions", json=body, headers=bearer(app.tokens["alice"]))
+        assert r.status_code == 201, r.text                    # two requests of the burst of 3 used
+        # the other instance takes the third: this one's next request waits (in its own
+        # process's bucket there would be one left)
+        with other.read() as conn:
+            from grader.db.models import Token
+            tid = conn.execute(select(Token.id).join(User, User.id == Token.user_id)
+                               .where(User.login == "alice")).scalar_one()
+        assert SharedRateLimiter(0.01, 3).take(other, tid) == 0.0
+        r = c.get("/api/v1/me/grades", headers=bearer(app.tokens["alice"]))
+        assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1
+    finally:
+        other.dispose()

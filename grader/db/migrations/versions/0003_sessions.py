@@ -1,4 +1,5 @@
-"""The pages' server-side sessions and the failed-authentication counters (throttling).
+"""The pages' server-side sessions, the failed-authentication counters (throttling), and the
+per-learner guard and per-token rate limit shared by several instances.
 
 Revision ID: 0003
 Revises: 0002
@@ -31,8 +32,22 @@ def upgrade() -> None:
         sa.Column("failures", sa.Integer, nullable=False),
     )
     op.create_index("ix_auth_failures_window_start", "auth_failures", ["window_start"])
+    op.create_table(
+        "learner_slots",
+        sa.Column("key", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("holder", sa.String(40), nullable=False),
+        sa.Column("expires_at", sa.Float, nullable=False),
+    )
+    op.create_table(
+        "rate_buckets",
+        sa.Column("token_id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("level", sa.Float, nullable=False),
+        sa.Column("at", sa.Float, nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("rate_buckets")
+    op.drop_table("learner_slots")
     op.drop_table("auth_failures")
     op.drop_table("web_sessions")
