@@ -113,6 +113,8 @@ def _start(state: State) -> None:
         log.warning("created the database %s", state.db.shown)
     if s.shared_limits is None:
         state.shared = state.db.dialect != "sqlite"
+    if state.shared:
+        state.shared_slots.start(state.db)
     state.engine = Engine(s.exercises, s.spec)
     state.pool = WorkerPool(worker_init, state.worker_args(), worker_task, processes=s.workers,
                             memory_mb=s.memory_mb)
@@ -129,6 +131,7 @@ def _start(state: State) -> None:
 
 
 def _stop(state: State) -> None:
+    state.shared_slots.stop()
     for name in ("runner", "executor", "pool"):
         part = getattr(state, name, None)
         if part is not None:

@@ -28,7 +28,7 @@ class Settings:
     auth_window_s: float = 300.0    # ... in this window; then 429 until it ends (0 failures: no throttling)
     shared_limits: bool | None = None   # the per-learner guard and rate limit in the database (None:
     #                                     on PostgreSQL, where several instances may share it; grader.serve.shared)
-    guard_lease_s: float = 600.0    # a guard's row left by a killed instance is taken over after this long
+    guard_lease_s: float = 30.0     # a guard's row left by a killed instance is taken over after this long
     token_cache_s: float = 1.0      # a valid token is looked up again after this long (revocation delay)
     web_secret: bytes | None = None # signs the pages' sessions (grader.serve.secret); None: made at start
     job_executor: Any = None        # makes the job executor (on_progress) -> JobExecutor; None: local processes

@@ -8,16 +8,20 @@ the wall clock (``time.time()``): instances on several machines need synchronize
 """
 from __future__ import annotations
 
+import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import case, delete, select
+from sqlalchemy import case, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from grader.db import Database
 from grader.db.models import LearnerSlot, RateBucket
+
+log = logging.getLogger("grader.serve.shared")
 
 
 def _insert(db: Database) -> Callable[[Any], Any]:
@@ -26,12 +30,43 @@ def _insert(db: Database) -> Callable[[Any], Any]:
 
 class SharedSlots:
     """One request at a time per key across instances: a row held by the request (its
-    ``holder``), deleted when it ends; one left by a killed instance is taken over once its
-    lease (``lease_s``) has run out."""
+    ``holder``, named after this instance), deleted when it ends. While this instance holds
+    rows, :meth:`start` renews their lease (``lease_s``) every third of it in one statement, so
+    a slow grading keeps its slot; the rows of a killed instance are taken over once their
+    lease has run out."""
 
     def __init__(self, lease_s: float) -> None:
         self.lease_s = lease_s
         self._instance = secrets.token_hex(8)
+        self._held = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, db: Database) -> None:
+        """Renew this instance's leases in a thread until :meth:`stop`."""
+        def renew() -> None:
+            while not self._stop.wait(self.lease_s / 3):
+                if self._held:
+                    try:
+                        self.renew(db)
+                    except Exception:       # the database away a moment: the next round tries again
+                        log.exception("renewing the learners' guard rows")
+        self._thread = threading.Thread(target=renew, name="grader-guard-lease", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def renew(self, db: Database, now: float | None = None) -> int:
+        """Extend the lease of every row this instance holds: how many."""
+        now = time.time() if now is None else now
+        with db.write() as conn:
+            n: int = conn.execute(update(LearnerSlot).where(LearnerSlot.holder.startswith(self._instance + "-"))
+                                  .values(expires_at=now + self.lease_s)).rowcount
+        return n
 
     def acquire(self, db: Database, key: int, now: float | None = None) -> str | None:
         """The holder's name if the slot was free (or its lease over); None if it is taken."""
@@ -43,9 +78,15 @@ class SharedSlots:
                                           where=LearnerSlot.expires_at <= now)
         with db.write() as conn:
             got = conn.execute(stmt.returning(LearnerSlot.holder)).scalar()
-        return holder if got == holder else None
+        if got != holder:
+            return None
+        with self._lock:
+            self._held += 1
+        return holder
 
     def release(self, db: Database, key: int, holder: str) -> None:
+        with self._lock:
+            self._held -= 1
         with db.write() as conn:
             conn.execute(delete(LearnerSlot).where(LearnerSlot.key == key, LearnerSlot.holder == holder))
 

@@ -199,11 +199,13 @@ def test_the_one_at_a_time_guard_is_shared_by_instances(database):
         a.release(one, 7, held)
         again = b.acquire(two, 7, now=t0 + 2)
         assert again is not None                              # free once released
-        # a row left by a killed instance is taken over when its lease is over (t0 + 2 + 600)
-        assert a.acquire(one, 7, now=t0 + 601) is None
-        assert a.acquire(one, 7, now=t0 + 602) is not None
+        # the holding instance renews its lease (to t0 + 300 + 600) while the request runs
+        assert b.renew(two, now=t0 + 300) == 2 and a.renew(one, now=t0 + 300) == 0
+        assert a.acquire(one, 7, now=t0 + 899) is None
+        # a row left by a killed instance (no more renewals) is taken over when its lease is over
+        assert a.acquire(one, 7, now=t0 + 900) is not None
         b.release(two, 7, again)                              # a stale holder's release frees nothing
-        assert b.acquire(two, 7, now=t0 + 603) is None
+        assert b.acquire(two, 7, now=t0 + 901) is None
     finally:
         one.dispose()
         two.dispose()
