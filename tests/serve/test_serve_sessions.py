@@ -272,3 +272,7 @@ def test_a_server_honours_the_guard_and_bucket_another_instance_holds(shared_app
         assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1
     finally:
         other.dispose()
+
+
+def test_the_guard_and_rate_limit_are_in_the_database_on_postgresql_only_by_default(app, database):
+    assert app.state.grader.shared is database.startswith("postgresql")
