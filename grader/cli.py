@@ -24,7 +24,8 @@ COMMANDS = {
     "exercises": ("grader.commands.exercises", "exercises", "List the exercise bank."),
     "serve": ("grader.commands.serve", "serve", "Run the grading service: an HTTP API over the same engine."),
     "users": ("grader.commands.users", "users", "Accounts and tokens of the grading service."),
-    "db": ("grader.commands.db", "db", "The grading service's database: migrations."),
+    "db": ("grader.commands.db", "db", "The grading service's database: migrations and backups."),
+    "audit": ("grader.commands.audit", "audit", "The grading service's audit log: who did what, when, from where."),
 }
 
 

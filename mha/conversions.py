@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Literal, Self
 import torch
 import torch.nn as nn
 
+from mha.ops import AttentionAttributes
+
 if TYPE_CHECKING:
     from mha.attention import MultiHeadAttention
 
@@ -17,22 +19,14 @@ LAYOUTS: tuple[Layout, ...] = ("fused", "per_head")
 QKV = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
 
-class Conversions:
+class Conversions(AttentionAttributes):
     """to_layout, from_torch, to_torch (see mha.attention for the layouts)."""
 
-    # What the conversions read of mha.MultiHeadAttention, the class they are a mixin of.
-    d_model: int
-    num_heads: int
-    n_kv_heads: int
-    d_k: int
-    kdim: int
-    vdim: int
+    # What the conversions read of mha.MultiHeadAttention besides what every mixin of it reads.
     bias: bool
     dropout: float
     layout: Layout
-    batch_first: bool
     training: bool
-    out_proj: nn.Linear
     in_proj_bias: nn.Parameter | None
 
     if TYPE_CHECKING:

@@ -6,25 +6,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import torch
-import torch.nn as nn
 from torch import Tensor
+
+from mha.ops import AttentionAttributes
 
 if TYPE_CHECKING:
     from mha.kv_cache import KVCache
 
 
-class Inputs:
-    """_batch_first_inputs, _merged_mask, _check_cache (see MultiHeadAttention.forward)."""
-
-    # What the checks read of mha.MultiHeadAttention, the class they are a mixin of.
-    d_model: int
-    num_heads: int
-    n_kv_heads: int
-    d_k: int
-    kdim: int
-    vdim: int
-    batch_first: bool
-    out_proj: nn.Linear
+class Inputs(AttentionAttributes):
+    """_batch_first_inputs, _merged_mask, _check_cache (see MultiHeadAttention.forward); what they
+    read of mha.MultiHeadAttention is declared by mha.ops.AttentionAttributes."""
 
     def _check_cache(self, cache: KVCache, B: int, S_new: int, key_padding_mask: Tensor | None,
                      attn_mask: Tensor | None) -> int:

@@ -1,6 +1,7 @@
 """The small operations mha's layers share: the stage of the forward pass being run (read by
 :mod:`mha.measure` to attribute FLOPs), the factory arguments of new parameters, the size check,
-K/V heads shared by query heads (GQA/MQA), and a linear map as a matmul and an add."""
+K/V heads shared by query heads (GQA/MQA), a linear map as a matmul and an add, and the
+attributes of mha.MultiHeadAttention that its mixins read (:class:`AttentionAttributes`)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -25,6 +26,20 @@ class Factory(TypedDict):
     """The device and dtype every new parameter is made with (torch's factory_kwargs)."""
     device: Device
     dtype: torch.dtype | None
+
+
+class AttentionAttributes:
+    """What the mixins of mha.MultiHeadAttention (mha.conversions.Conversions, mha.inputs.Inputs)
+    read of it, declared once: annotations only, set by MultiHeadAttention.__init__."""
+
+    d_model: int
+    num_heads: int
+    n_kv_heads: int
+    d_k: int
+    kdim: int
+    vdim: int
+    batch_first: bool
+    out_proj: torch.nn.Linear
 
 
 @contextmanager

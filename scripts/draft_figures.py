@@ -2,7 +2,7 @@
 of drafted claims, and how many drafted claims that check-spec decides (holds or refuted) get the
 verdict the hand-written spec expects; and what check-text reports on its texts.
 
-    .venv/bin/python scripts/draft_figures.py spec/17-08.yaml spec/17-09.yaml tests/data/ffn-hand.yaml
+    .venv/bin/python scripts/draft_figures.py spec/17-08.yaml spec/17-09.yaml spec/17-10.yaml tests/data/ffn-hand.yaml
 
 It drafts the spec's sources into a temporary folder and runs `grader check-spec --no-train
 --format json` on the draft (the measured checks need torch, on the meta device).

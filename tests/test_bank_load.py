@@ -166,3 +166,28 @@ def test_unknown_key_of_a_bank_file_suggests_the_close_one(tmp_path):
     with pytest.raises(ErrorList) as info:
         load_bank(p)
     assert f"{p}:2:1: unknown key 'problem' in a bank file; did you mean 'problems'?" in str(info.value)
+
+
+@pytest.mark.parametrize("points, credit", [(".inf", "0.5"), (".nan", "0.5"), ("-.inf", "0.5"), ("1", ".nan"),
+                                            ("1", "1.5"), ("1", "half")])
+def test_points_and_credits_must_be_finite_numbers(tmp_path, points, credit):
+    # YAML reads .inf/.nan as floats: without the check a problem worth inf points (or nan) loads, and a
+    # gradebook's totals become inf/nan; a credit is a fraction of the points, 0 to 1 ("half" raised)
+    p = write(tmp_path, f"""\
+        subject: 17-08
+        problems:
+          - id: 17-08/a
+            prompt: how many?
+            kind: number
+            reference: 64
+            points: {points}
+            partial:
+              - {{answer: 63, credit: {credit}}}
+        """)
+    with pytest.raises(ErrorList) as info:
+        load_bank(p)
+    text = str(info.value)
+    if points != "1":
+        assert f"{p}:7:13: 'points' must be a finite number >= 0, got" in text
+    else:
+        assert f"{p}:9:7: 'partial' must be a list of {{answer, credit}}" in text and "from 0 to 1" in text

@@ -111,15 +111,16 @@ def test_bundled_subject_passes():
     r = invoke("--format", "json")
     assert r.exit_code == 0, r.output[-3000:]
     data = json.loads(r.output)
-    # the bundled spec/ holds two subjects: 17-08 (below) and 17-09 (tests/test_spec_17_09.py)
-    assert {c["subject"] for c in data["claims"]} == {"17-08", "17-09"}
+    # the bundled spec/ holds three subjects: 17-08 (below), 17-09 (tests/test_spec_17_09.py) and 17-10
+    # (tests/test_spec_17_10.py)
+    assert {c["subject"] for c in data["claims"]} == {"17-08", "17-09", "17-10"}
     assert data["summary"]["unexpected"] == 0 and data["summary"]["error"] == 0
     everything = data["summary"]
     data = {"claims": [c for c in data["claims"] if c["subject"] == "17-08"]}
     data["summary"] = {v: sum(c["verdict"] == v for c in data["claims"])
                        for v in ("holds", "refuted", "unverifiable", "demonstrated")}
     data["summary"]["claims"] = len(data["claims"])
-    assert everything["claims"] == len(data["claims"]) + 14
+    assert everything["claims"] == len(data["claims"]) + 14 + 47
     claims = {c["id"]: c for c in data["claims"]}
     assert {c["source"]["document"] for c in data["claims"]} == {"subject", "article"}
     # Example 3 as real FLOPs: 8·2048·4096² = 2^38; 4·2048²·4096 = 2^36; total 2^38 + 2^36

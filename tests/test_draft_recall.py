@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.skipif(not (ROOT.parent / "shared" / "seeds").is_dir(), reason="../shared/seeds is not there")
-@pytest.mark.parametrize("spec", ["spec/17-08.yaml", "spec/17-09.yaml"])
+@pytest.mark.parametrize("spec", ["spec/17-08.yaml", "spec/17-09.yaml", "spec/17-10.yaml"])
 def test_recall_against_the_hand_written_spec(spec):
     r = recall_of(str(ROOT / spec))
     assert r.total >= 10

@@ -18,7 +18,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SPECS = [ROOT / "spec" / "17-08.yaml", ROOT / "spec" / "17-09.yaml", ROOT / "docs" / "examples" / "worked.yaml"]
+SPECS = [ROOT / "spec" / "17-08.yaml", ROOT / "spec" / "17-09.yaml", ROOT / "spec" / "17-10.yaml",
+         ROOT / "docs" / "examples" / "worked.yaml"]
 from grader.claims.quotes import GAP, appears, normalise, quote_pattern  # noqa: F401  (the engine's matcher)
 
 

@@ -265,6 +265,68 @@ def test_an_intensity_is_in_flops_per_byte(tmp_path):
     assert "the text states bytes where intensity.decode_step_layer is in FLOPs per byte" in evidence(r["i"])
 
 
+def test_an_intensity_is_shown_to_six_significant_digits(tmp_path):
+    # the MQA block of tests/test_mha_inference.py (d = 8, h = 2, g = 1, d_ff = 16) decoding at n = 5, fp32:
+    # 1,056 matmul FLOPs over 2,368 bytes = 0.4459459459… FLOP/byte, shown 0.445946 (not 0.44594594594594594);
+    # at g = 2 (MHA): 1,184 FLOPs over 2,400 + 320 + 64 + 64 = 2,848 bytes = 0.41573033… → 0.41573, and the
+    # ratio of the two 0.4459459…/0.4157303… = 1.07268… (not an exact fraction of two floats' bits)
+    at = "{d: 8, h: 2, g: 1, d_ff: 16, n: 5}"
+    r = run(tmp_path, claim("i", "holds", [f'{{kind: measure, quantity: intensity.decode_step_layer, at: {at}, '
+                                           'claimed: "≈ 0.446"}',
+                                           '{kind: compare, left: intensity.decode_step_layer, '
+                                           'right: intensity.decode_step_layer, at: {d: 8, h: 2, d_ff: 16, n: 5}, '
+                                           'left_at: {g: 1}, right_at: {g: 2}, claimed: greater, ratio: "≈ 1.07"}']))
+    text = evidence(r["i"])
+    assert r["i"].verdict == "holds", text
+    assert "measured intensity.decode_step_layer = 0.445946 at d=8, h=2, g=1, d_ff=16, n=5" in text, text
+    assert "0.4459459459" not in text
+    assert "intensity.decode_step_layer 0.445946 at" in text and "intensity.decode_step_layer 0.41573 at" in text
+    assert "ratio left/right = 1.07268;" in text, text
+    # the text's arithmetic (x = 0.5) gives its figure "≈ 0.5" (0.45 to 0.55) and the measured 0.445946 does not:
+    # the claim's disagreement names the measured number as the evidence does
+    r = run(tmp_path, claim("d", "refuted", ['{kind: numeric, expr: x, at: {x: 0.5}, claimed: "≈ 0.5"}',
+                                             f'{{kind: measure, quantity: intensity.decode_step_layer, at: {at}, '
+                                             'claimed: "≈ 0.5"}']))
+    assert "while intensity.decode_step_layer measures 0.445946 —" in r["d"].disagreement, r["d"].disagreement
+
+
+# ------------------------------------------------------------------ dimension only where known
+
+def test_a_figure_with_a_unit_on_an_expression_without_units_is_compared_by_value_and_says_so(tmp_path):
+    # 4·512² = 1,048,576 = 1 MiB (2²⁰ bytes): d declares no unit, so 4*d^2 has no known dimension and the
+    # figure holds by value; the evidence says its dimension was not checked. "1,048,576" states no unit:
+    # nothing to say; P*p (parameters × bytes/parameter) is in bytes: checked, nothing to say either
+    note = "dimension not checked: no unit declared on the expression's symbols"
+    r = run(tmp_path,
+            claim("by-value", "holds", ['{kind: numeric, expr: "4*d^2", at: {d: 512}, claimed: "1 MiB"}']),
+            claim("no-unit", "holds", ['{kind: numeric, expr: "4*d^2", at: {d: 512}, claimed: "1,048,576"}']),
+            claim("checked", "holds", ['{kind: numeric, expr: "P*p", at: {P: 524288, p: 2}, claimed: "1 MiB"}']),
+            claim("config", "holds", ['{kind: config, model: toy, expr: "d^2", claimed: "1 MiB"}']))   # 1,024²
+    assert {k: v.verdict for k, v in r.items()} == dict.fromkeys(r, "holds")
+    assert evidence(r["by-value"]).endswith(f"= 1,048,576 bytes; claimed 1 MiB (= 1,048,576, exact); {note}"), evidence(r["by-value"])
+    assert r["by-value"].checks[0].details["dimension"] == note
+    assert note in evidence(r["config"]) and evidence(r["config"]).endswith("[made up for the test]")
+    assert note not in evidence(r["no-unit"]) and note not in evidence(r["checked"])
+
+
+def test_strict_units_refuse_a_figure_whose_dimension_cannot_be_checked(tmp_path):
+    strict = H.replace("  title: Test subject\n", "  title: Test subject\n  units: strict\n")
+    assert strict != H
+    bad = '{kind: numeric, expr: "4*d^2", at: {d: 512}, claimed: "1 MiB"}'
+    errors = load_errors(tmp_path, claim("c", "holds", [bad]), header=strict)
+    assert any("t.yaml:" in e and "the figure '1 MiB' states bytes, but the dimension of the expression is not known: "
+               "none of its symbols (d) declares a unit" in e for e in errors), errors
+    # with the dimension known (a check's unit:, symbols with units) or no unit stated, the strict spec loads
+    fine = ['{kind: numeric, expr: "4*d^2", at: {d: 512}, unit: bytes, claimed: "1 MiB"}',
+            '{kind: numeric, expr: "P*p", at: {P: 524288, p: 2}, claimed: "1 MiB"}',
+            '{kind: numeric, expr: "4*d^2", at: {d: 512}, claimed: "1,048,576"}']
+    r = run(tmp_path, claim("c", "holds", fine), header=strict)
+    assert r["c"].verdict == "holds" and "dimension not checked" not in evidence(r["c"])
+    errors = load_errors(tmp_path, claim("c", "holds", fine),
+                         header=H.replace("  title: Test subject\n", "  title: Test subject\n  units: tight\n"))
+    assert any("units must be one of lenient, strict, got 'tight'" in e for e in errors), errors
+
+
 # ------------------------------------------------------------------ hardware cards
 
 CARD = """hardware:

@@ -38,3 +38,15 @@ def test_mypy_would_find_an_error(tmp_path):
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(bad)], cwd=tmp_path,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and "Incompatible return value type" in r.stdout
+
+
+def test_the_attention_mixins_declare_what_they_read_of_it_once():
+    """mha.conversions.Conversions and mha.inputs.Inputs read the same attributes of
+    MultiHeadAttention: declared once, in mha.ops.AttentionAttributes, not copied into each."""
+    from mha.conversions import Conversions
+    from mha.inputs import Inputs
+    from mha.ops import AttentionAttributes
+    assert issubclass(Conversions, AttentionAttributes) and issubclass(Inputs, AttentionAttributes)
+    own = [set(vars(c).get("__annotations__", {})) for c in (Conversions, Inputs)]
+    assert not own[0] & own[1], own[0] & own[1]
+    assert not (own[0] | own[1]) & set(AttentionAttributes.__annotations__)

@@ -35,7 +35,11 @@ SYMBOL = {"byte": "B", "bit": "bit", **{f"{w}byte": f"{s}B" for s, w in (("k", "
 
 
 def plural(unit: str, value: Fraction | None = None) -> str:
-    """byte -> bytes (but 1 byte), mebibyte -> MiB; others as named."""
+    """byte -> bytes (but 1 byte), mebibyte -> MiB; others as named; a rate's numerator only:
+    token / second -> tokens/second, flop / byte -> flops/byte."""
+    if " / " in unit:
+        top, _, per = unit.partition(" / ")
+        return f"{plural(top, value)}/{SYMBOL.get(per, per) if per not in ('byte', 'bit') else per}"
     if unit in SYMBOL and unit not in ("byte", "bit"):
         return SYMBOL[unit]
     return unit if value == 1 else unit + "s"
@@ -50,10 +54,13 @@ def kind_of(unit: str) -> str:
 
 def split_unit(text: str) -> tuple[str, str]:
     """``("16.8", "MB")`` from ``"16.8 MB"`` (or ``"16.8MB."``): the trailing run of letters is
-    the unit; found by walking back from the end (no regex backtracking on long input)."""
+    the unit; found by walking back from the end (no regex backtracking on long input). A rate or
+    ratio is one unit: ``("151", "tokens/s")``, ``("153", "FLOP/byte")``, ``("2,039", "GB/s")``
+    (letters joined by ``/``; a ``/`` that does not stand between letters is left to the number)."""
     end = len(text.rstrip(" ."))
     start = end
-    while start > 0 and (text[start - 1].isascii() and text[start - 1].isalpha() or text[start - 1] in "µμ"):
+    while start > 0 and (text[start - 1].isascii() and text[start - 1].isalpha() or text[start - 1] in "µμ"
+                         or text[start - 1] == "/" and start < end and start > 1 and text[start - 2].isalpha()):
         start -= 1
     return text[:start].rstrip(), text[start:end]
 

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["AnswerLimits", "AnswerResult", "Executor", "LocalPoolExecutor", "ProcessExecutor", "Reading", "Report",
            "SerialExecutor", "SubmissionResult", "check_claim", "check_subject", "close", "grade_answer",
            "grade_class", "grade_submission", "load_bank", "result_json", "submission_json", "totals",
-           "validate_answer", "Bank", "load_submissions", "FORMATS", "MAX_TIMEOUT", "DEFAULT_TIMEOUT", "ClusterError",
+           "validate_answer", "Bank", "load_submissions", "learner_variant", "FORMATS", "MAX_TIMEOUT", "DEFAULT_TIMEOUT", "ClusterError",
            "Limits", "check_cluster", "check_scheduler", "cluster_executor", "cluster_job_executor", "cluster_sandboxes",
            "plural", "render_report", "report_formats", "summarize_class", "write_summary_plots"]
 
@@ -199,6 +199,17 @@ def grade_class(bank: Bank, submissions: Loaded | Iterable[Submission], *, execu
     return grade_all(bank, subs, executor=executor or executor_of(bank),
                      limits=limits, errors=tuple(errors), unreadable=unreadable, progress=progress,
                      with_latex=with_latex, tune_gc=tune_gc)
+
+
+def learner_variant(problem: BankProblem, learner: str, bank: Bank) -> tuple[str, dict[str, int] | None]:
+    """A problem as ``learner`` gets it: its prompt with the learner's numbers and the numbers drawn
+    ({name: value}), as grading draws them; a problem without a variant gives its prompt and None.
+    Raises where the bank cannot derive the variant (each shell says so its own way)."""
+    if problem.variant is None:
+        return problem.prompt, None
+    from grader.bank.variants import drawn_values, for_learner
+    seen, _ = for_learner(problem, learner, bank)
+    return seen.prompt, drawn_values(problem, learner, bank)
 
 
 def totals(bank: Bank, results: Iterable[tuple[str, float, float]]) -> Totals:

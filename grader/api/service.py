@@ -3,40 +3,17 @@ engine beyond grading, and only that. The service imports nothing of grader but 
 this module, grader.errors and grader.db (tests/test_imports.py holds it to it)."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from grader.bank.model import Bank
 from grader.errors import Location
 from grader.grade.pool import AnswerLimits
-from grader.grade.results import AnswerResult, Report
-
-if TYPE_CHECKING:
-    from grader.grade.submissions import Loaded
-    from grader.reports.summary import ClassSummary
-
-# What `grader serve` (grader/serve, grader/web) needs of the engine, and only that: the service
-# imports nothing of grader but this module, grader.errors and grader.db.
-
-from grader.bank.model import Problem as BankProblem  # noqa: E402  (api.Problem is a draft's)
-from grader.grade.run import Totals  # noqa: E402
-from grader import __version__ as VERSION  # noqa: E402  (the version the service reports)
-from grader.values import json_number  # noqa: E402
-
-
-def learner_view(bank: Bank, problem: BankProblem, learner: str) -> tuple[str, dict[str, int] | None]:
-    """(the prompt with ``learner``'s numbers, {name: value} drawn, or None where the problem has
-    no variant): `grader exercises --learner`'s draw, which grading uses. A variant the spec
-    cannot derive gives the template and None (grading reports that error)."""
-    if problem.variant is None:
-        return problem.prompt, None
-    from grader.bank import variants as v
-    try:
-        seen, _ = v.for_learner(problem, learner, bank)
-        return seen.prompt, v.drawn_values(problem, learner, bank)
-    except Exception:
-        return problem.prompt, None
+from grader.grade.results import AnswerResult
+from grader.bank.model import Problem as BankProblem   # api.Problem is a draft's
+from grader.grade.run import Totals
+from grader import __version__ as VERSION              # the version the service reports
+from grader.values import json_number
 
 
 def answer_failed(bank: Bank, problem_id: str, raw: object, *, reason: str,
@@ -54,19 +31,6 @@ def answer_failed(bank: Bank, problem_id: str, raw: object, *, reason: str,
         grade = AnswerGrade(0.0, False, f"unknown problem id {problem_id!r}", None, Status.UNKNOWN)
         return result(problem_id, raw, None, None, grade, where)
     return result(problem_id, raw, problem, None, too_complex(Failure(reason, detail), limits), where)
-
-
-def submission_totals(bank: Bank, results: Iterable[tuple[str, float, float]]) -> Totals:
-    """:func:`totals`, typed: a submission's totals from its answers graded one by one."""
-    from grader.grade.run import totals as _totals
-    return _totals(bank, results)
-
-
-def answers_file(paths: Iterable[str | Path]) -> Loaded:
-    """Every submission in ``paths`` (answers files or folders), read as ``grader grade`` reads
-    them, for :func:`grade_class` (its errors go into the report)."""
-    from grader.grade.submissions import load_submissions
-    return load_submissions(list(paths))
 
 
 def grade_code_file(bank: Bank, problem_id: str, path: Path) -> AnswerResult:
@@ -138,14 +102,6 @@ def answer_shape() -> AnswerShape:
     return AnswerShape()
 
 
-def summarise_class(report: Report, points: Mapping[str, float] | None = None) -> ClassSummary:
-    """The class summary of a graded :class:`Report` (``grader grade --summary``'s): for each
-    problem its mean score, success rate and the most common wrong answers grouped by their
-    feedback (:class:`ClassSummary`)."""
-    from grader.reports.summary import summarize as _summarize
-    return _summarize(report, points)
-
-
 
 def distribution_plot(points: float, distribution: list[dict[str, Any]], title: str) -> str:
     """The staff pages' score distribution as inline SVG: a bar per score, how many learners have it."""
@@ -153,5 +109,5 @@ def distribution_plot(points: float, distribution: list[dict[str, Any]], title: 
     return _plot(points, distribution, title)
 
 
-__all__ = ["VERSION", "distribution_plot", "AnswerShape", "BankProblem", "Totals", "answer_failed", "answer_shape", "answers_file",
-            "code_not_run", "grade_code_file", "json_number", "learner_view", "submission_totals", "summarise_class"]
+__all__ = ["VERSION", "distribution_plot", "AnswerShape", "BankProblem", "Totals", "answer_failed", "answer_shape",
+            "code_not_run", "grade_code_file", "json_number"]

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grader.bank.model import Bank, Verification
+from grader.bank.model import Verification
 from grader.bank.model import Problem as BankProblem
 from grader.claims.limits import DEFAULT_TIMEOUT
 from grader.sandbox.limits import Limits
@@ -117,13 +117,5 @@ def graded_by_tests(problem: BankProblem | None) -> bool:
     return entry is not None and entry.graded == "tests"
 
 
-def learner_variant(problem: BankProblem, learner: str, bank: Bank) -> tuple[str, dict[str, int]]:
-    """A variant problem as ``learner`` gets it: its prompt with the learner's numbers, and the numbers drawn
-    ({name: value}), as grading draws them."""
-    from grader.bank.variants import drawn_values, for_learner
-    seen, _ = for_learner(problem, learner, bank)
-    return seen.prompt, drawn_values(problem, learner, bank)
 
-
-
-__all__ = ["BankProblem", "Verification", "cannot_plot", "cannot_write", "check_paths", "graded_by_tests", "is_solution_failure", "learner_variant", "open_solution", "parse_size", "sandbox_status", "solution_limits", "solution_module", "write_attention_maps"]
+__all__ = ["BankProblem", "Verification", "cannot_plot", "cannot_write", "check_paths", "graded_by_tests", "is_solution_failure", "open_solution", "parse_size", "sandbox_status", "solution_limits", "solution_module", "write_attention_maps"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from pathlib import Path
 
@@ -137,6 +138,11 @@ def _nested_keys(item: Any, kind: Any) -> list[SpecError]:
     return errs
 
 
+def _credit(v: Any) -> bool:
+    """A partial credit: a finite number from 0 to 1 (``.nan``, ``.inf`` and text are not)."""
+    return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and 0 <= v <= 1
+
+
 def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
     errs: list[GraderError] = []
 
@@ -158,8 +164,8 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
     if not isinstance(prompt, str) or not prompt.strip():
         err("'prompt' must be the question's text", "prompt")
     points = item.get("points", 1)
-    if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
-        err("'points' must be a number >= 0", "points")
+    if isinstance(points, bool) or not isinstance(points, (int, float)) or not math.isfinite(points) or points < 0:
+        err(f"'points' must be a finite number >= 0, got {points!r}", "points")
         points = 0
     entry = ANSWER_KINDS.get(kind) if isinstance(kind, str) else None
     if "reference" not in item and (entry is None or entry.reference):
@@ -188,8 +194,10 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
     partial: tuple[tuple[float, Any], ...] = ()
     if "partial" in item:
         raw = item["partial"]
-        if not isinstance(raw, list) or not all(isinstance(x, dict) and "answer" in x and "credit" in x for x in raw):
-            err("'partial' must be a list of {answer, credit} (credit: fraction of the points)", "partial")
+        if not isinstance(raw, list) or not all(isinstance(x, dict) and "answer" in x and _credit(x.get("credit"))
+                                                for x in raw):
+            err("'partial' must be a list of {answer, credit} (credit: fraction of the points, a number from 0 to 1)",
+                "partial")
         else:
             partial = tuple((float(x["credit"]), plain(x["answer"])) for x in raw)
     sig_figs = item.get("sig_figs")

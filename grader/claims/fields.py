@@ -8,7 +8,8 @@ loader reads each field with the reader of its type, registered here in :data:`T
 figure, :mod:`grader.claims.figures`), ``model`` (a model of the spec), ``symbols`` (a list of
 the spec's symbols), ``shapes`` ({trace name: shape}), ``quantity`` (a quantity of mha),
 ``number``, ``real`` (a finite number; text such as "1e8" too), ``int``, ``seed``, ``tolerance``, ``margin`` (a
-stated tolerance: absolute, relative or 'digits'), ``bool``, ``text``, and ``choice:a|b|c``.
+stated tolerance: absolute, relative or 'digits'), ``bool``, ``text``, ``unit`` (a unit such as
+GB/s), ``card`` (a hardware card of the spec), and ``choice:a|b|c``.
 
 A reader takes ``(loader, value, location, field name)`` and gives the converted value, or
 None after reporting the error (:meth:`Loader.error`); a generic "bad NAME" is reported if it
@@ -93,19 +94,40 @@ def _values_list(ld: Any, v: Any, loc: Location, name: str) -> Any:
     return Partial(out) if bad else frozen_map(out)
 
 
-def _figure(ld: Any, v: Any, loc: Location, name: str) -> Any:
-    try:
-        return parse_figure(v)
-    except FigureError as e:
-        ld.error(f"bad figure {v!r} for {name}: {e}", loc)
-        return None
+def _parsed(parse: Callable[[Any], Any], message: str) -> Reader:
+    """A reader of a value that ``parse`` reads or refuses with a :class:`FigureError`; ``message``
+    (a format with ``{name}``, ``{v!r}`` and ``{e}``) says what was refused."""
+    def reader(ld: Any, v: Any, loc: Location, name: str) -> Any:
+        try:
+            return parse(v)
+        except FigureError as e:
+            ld.error(message.format(name=name, v=v, e=e), loc)
+            return None
+    return reader
 
 
-def _model(ld: Any, v: Any, loc: Location, name: str) -> Any:
-    out = ld.models.get(v) if isinstance(v, str) else None
-    if out is None:
-        ld.error(f"unknown model {v!r}; the spec's models are {', '.join(ld.models) or '(none)'}", loc)
-    return out
+def _named(table: Callable[[Any], Any], what: str, listing: str) -> Reader:
+    """A reader of a name of the spec's ``table(loader)`` (its models, its hardware cards): the entry,
+    or an error listing the names there are."""
+    def reader(ld: Any, v: Any, loc: Location, name: str) -> Any:
+        known = table(ld)
+        out = known.get(v) if isinstance(v, str) else None
+        if out is None:
+            ld.error(f"unknown {what} {v!r}; {listing} {', '.join(known) or '(none)'}", loc)
+        return out
+    return reader
+
+
+def _parse_margin(v: Any) -> Any:
+    from .tolerance import parse_tolerance
+    return parse_tolerance(v)
+
+
+# a stated figure; a stated tolerance (grader.claims.tolerance): absolute (0.5M), relative ("5%") or 'digits'
+_figure = _parsed(parse_figure, "bad figure {v!r} for {name}: {e}")
+_margin = _parsed(_parse_margin, "bad {name} {v!r}: {e}")
+_model = _named(lambda ld: ld.models, "model", "the spec's models are")
+_card = _named(lambda ld: getattr(ld, "hardware", {}), "hardware", "the spec's hardware is")
 
 
 def _symbols(ld: Any, v: Any, loc: Location, name: str) -> Any:
@@ -183,16 +205,6 @@ def _tolerance(ld: Any, v: Any, loc: Location, name: str) -> Any:
     return out
 
 
-def _margin(ld: Any, v: Any, loc: Location, name: str) -> Any:
-    """A stated tolerance (grader.claims.tolerance): absolute (0.5M), relative ("5%") or 'digits'."""
-    from .tolerance import parse_tolerance
-    try:
-        return parse_tolerance(v)
-    except FigureError as e:
-        ld.error(f"bad {name} {v!r}: {e}", loc)
-        return None
-
-
 STAT_SIZES = ("d_k", "n")     # the sizes of a distribution check: a head's width, the keys softmax is over
 MAX_STAT_SIZE = 65_536
 
@@ -240,6 +252,11 @@ def _stat_expr(ld: Any, v: Any, loc: Location, name: str) -> Any:
         return None
 
 
+def _unit(ld: Any, v: Any, loc: Location, name: str) -> Any:
+    from .spec_units import unit_type
+    return unit_type(ld, v, loc, name)
+
+
 def _bool(ld: Any, v: Any, loc: Location, name: str) -> Any:
     out = _BOOLS.get(v) if isinstance(v, (bool, str)) else None
     if out is None:
@@ -259,26 +276,8 @@ TYPES: dict[str, Reader] = {
     "model": _model, "symbols": _symbols, "shapes": _shapes, "quantity": _quantity, "number": _number,
     "real": _real, "int": _int, "seed": _seed, "tolerance": _tolerance, "margin": _margin, "bool": _bool,
     "stat_sizes": _stat_sizes, "stat_vary": _stat_vary, "stat_expr": _stat_expr, "text": _text,
+    "unit": _unit, "card": _card,
 }
-
-
-def _unit(ld: Any, v: Any, loc: Location, name: str) -> Any:
-    from .spec_units import unit_type
-    return unit_type(ld, v, loc, name)
-
-
-TYPES["unit"] = _unit
-
-
-def _card(ld: Any, v: Any, loc: Location, name: str) -> Any:
-    cards = getattr(ld, "hardware", {})
-    out = cards.get(v) if isinstance(v, str) else None
-    if out is None:
-        ld.error(f"unknown hardware {v!r}; the spec's hardware is {', '.join(cards) or '(none)'}", loc)
-    return out
-
-
-TYPES["card"] = _card
 
 
 def _choice(ld: Any, v: Any, loc: Location, name: str, choices: list[str]) -> Any:

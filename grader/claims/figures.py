@@ -114,6 +114,26 @@ def fmt(x: object) -> str:
     return f"{x.numerator}/{x.denominator} (≈ {float(x):.6g})"
 
 
+def fmt_real(x: float, digits: int = 6) -> str:
+    """A measured decimal number (a float, such as an arithmetic intensity) as the evidence writes
+    it: ``digits`` significant digits (every digit of its integer part), grouped, trailing zeros
+    cut — 1056/2368 = 0.445946, 1234.5678 = 1,234.57, 295.0 = 295, 123456789.1 = 123,456,789 (the
+    comparison uses the number itself, not this text)."""
+    import math
+    from decimal import Decimal
+    if not math.isfinite(x):
+        return str(x)
+    if x == 0:
+        return "0"
+    if abs(x) >= 10 ** digits:
+        return fmt(round(x))
+    if abs(x) < 1e-6:
+        return f"{x:.{digits}g}"
+    d = Decimal(repr(float(x)))
+    out = f"{d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1)):,f}"
+    return out.rstrip("0").rstrip(".") if "." in out else out
+
+
 def _decimal_places(den: int) -> int | None:
     """The decimal places of 1/den when it terminates within 15 places (den = 2^a·5^b), else None."""
     a = b = 0

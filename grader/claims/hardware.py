@@ -20,6 +20,11 @@ The ``hardware`` check kind (:mod:`grader.claims.checks.hardware`) checks a clai
 - ``time_memory``: ``bytes`` / bandwidth, seconds — the least time to move that much (a decode
   step reads every weight once: its time per token bound by memory);
 - ``time_compute`` (at a ``dtype``): ``flops`` / peak, seconds — the least time to compute that much.
+
+The ``roofline`` check kind (:mod:`grader.claims.checks.roofline`) puts a step of the real model on
+a card instead of the author's own figures: its FLOPs and bytes measured on mha (:data:`STEPS`),
+their exact ratio against the ridge point (:class:`Roofline`: bound by memory or by compute) and
+the step's least time, max(bytes / bandwidth, FLOPs / peak).
 """
 from __future__ import annotations
 
@@ -136,3 +141,74 @@ def value(card: Card, quantity: str, dtype: str | None, amount: Fraction | None)
     if quantity == "time_memory":
         return amount / bandwidth(), f"time bound by memory on {card.name} = bytes / {card.bandwidth_text}"
     return amount / peak(), f"time bound by compute on {card.name} = FLOPs / {card.peak_text[str(dtype)]}"
+
+
+# ---------------------------------------------------------------- a measured step on a card
+
+# A step of the real model (the `roofline` check kind): the quantities measured for its FLOPs and its bytes
+STEPS: dict[str, tuple[str, str]] = {
+    "decode_step": ("flops.decode_step", "bytes.decode_step"),
+    "prefill": ("flops.forward", "bytes.prefill"),
+    "decode_step_layer": ("flops.decode_step_layer", "bytes.decode_step_layer"),
+    "prefill_layer": ("flops.prefill_layer", "bytes.prefill_layer"),
+}
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """A step's measured FLOPs and bytes on a card, exact: its arithmetic intensity against the card's
+    ridge point, the least times to move its bytes and to compute its FLOPs, and the larger of the two."""
+
+    flops: Fraction
+    bytes: Fraction
+    peak: Fraction          # FLOP/s at the step's dtype
+    bandwidth: Fraction     # bytes/s
+
+    @property
+    def intensity(self) -> Fraction:
+        return self.flops / self.bytes
+
+    @property
+    def ridge(self) -> Fraction:
+        return self.peak / self.bandwidth
+
+    @property
+    def time_memory(self) -> Fraction:
+        return self.bytes / self.bandwidth
+
+    @property
+    def time_compute(self) -> Fraction:
+        return self.flops / self.peak
+
+    @property
+    def time(self) -> Fraction:
+        """The least time of the step: it can neither move its bytes nor do its FLOPs faster."""
+        return max(self.time_memory, self.time_compute)
+
+    @property
+    def bound(self) -> str:
+        """'memory' below the ridge point (moving the bytes takes longer), 'compute' above, 'balanced' on it."""
+        return "memory" if self.intensity < self.ridge else "compute" if self.intensity > self.ridge else "balanced"
+
+
+def roofline(card: Card, dtype: str, flops: int, moved: int) -> Roofline:
+    """The roofline of a step of ``flops`` FLOPs moving ``moved`` bytes on ``card`` at ``dtype``;
+    ValueError saying what the card lacks (or a step that moves nothing)."""
+    if dtype not in card.peak:
+        raise ValueError(f"{card.name} records no peak for {dtype}; it has {', '.join(card.peak) or 'none'}")
+    if card.bandwidth is None:
+        raise ValueError(f"{card.name} records no memory bandwidth")
+    if moved <= 0:
+        raise ValueError(f"the step moves {moved} bytes: no arithmetic intensity")
+    return Roofline(Fraction(flops), Fraction(moved), card.peak[dtype], card.bandwidth)
+
+
+_TIME_UNITS = (("s", Fraction(1)), ("ms", Fraction(1, 10**3)), ("µs", Fraction(1, 10**6)), ("ns", Fraction(1, 10**9)))
+
+
+def show_time(t: Fraction) -> str:
+    """A time as the evidence writes it, in the largest of s, ms, µs, ns that keeps it at 1 or more
+    (6 significant digits): 4.02985 ms, 753.433 ns."""
+    from .figures import fmt_real
+    name, unit = next(((n, u) for n, u in _TIME_UNITS if t >= u), _TIME_UNITS[-1])
+    return f"{fmt_real(float(t / unit))} {name}"

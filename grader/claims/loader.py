@@ -23,6 +23,9 @@ from .sections import Sections
 TOP_KEYS = {"subject", "symbols", "aliases", "definitions", "constraints", "formulas", "models", "hardware",
             "claims"}
 CLAIM_KEYS = {"id", "quote", "source", "checks", "expect", "corrected", "note"}
+# subject.units: lenient (the default) compares a figure with a unit by value where the expression's
+# dimension is not known, and says so; strict makes that an error where the spec is loaded
+UNITS_MODES = ("lenient", "strict")
 CLAIM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
@@ -36,6 +39,7 @@ class Loader(Sections):
         self.source_texts = {}       # document key -> its normalised text (None: no file found)
         self.quotes_unchecked: dict[str, int] = {}   # document key -> its quotes that were not checked
         self.hardware: dict[str, Any] = {}           # the hardware cards (grader.claims.hardware)
+        self.strict_units = False                    # subject.units: strict
 
     def subject(self, data: Any) -> Subject:
         if data is None:
@@ -52,7 +56,11 @@ class Loader(Sections):
             head.loc, head.key_locs, head.value_locs = Location(self.name), {}, {}
         sid = self.text(head, "id")
         title = self.text(head, "title")
-        self.unknown_keys(head, {"id", "title", "sources"}, "'subject'")
+        self.unknown_keys(head, {"id", "title", "sources", "units"}, "'subject'")
+        units = head.get("units", "lenient")
+        if units not in UNITS_MODES:
+            self.error(f"units must be one of {', '.join(UNITS_MODES)}, got {units!r}", head.loc_of("units"))
+        self.strict_units = units == "strict"
         sources: Any = self.mapping(head, "sources") or {}
         for key, doc in sources.items():
             if not F.is_mapping(doc):

@@ -115,10 +115,10 @@ def _another_quantity(s: CheckResult, m: CheckResult) -> str:
             and m.details.get("claimed") and s.details.get("claimed") == m.details.get("claimed")):
         return ""
     from .checks.common import show_values
-    from .figures import fmt
+    from .checks.measured import show
     q, got = m.details.get("quantity", "the quantity"), m.details.get("measured")
     formula, value = m.details.get("formula"), m.details.get("formula_value")
-    shown = fmt(got) if isinstance(got, int) else str(got)
+    shown = str(show(got))
     if formula is not None and value != shown:
         return (f"the formula is not the measured quantity: {formula} = {value}, but {q} measures {shown} "
                 f"at {show_values(m.details.get('at') or {})}; the text's arithmetic {s.details['expr']} = "

@@ -64,7 +64,9 @@ def annotate(ld: Any, kind: str, params: dict[str, Any], mapping: Any) -> bool:
     None when unknown), ``_scale`` (symbol -> factor of its unit to the base unit) and
     ``_unit_factor`` (a check's own ``unit:`` where its expression's is not inferred). A check
     whose own parts disagree (its ``unit:`` and its expression; a measured quantity and its
-    formula) is a located error; False then."""
+    formula) is a located error; False then. So is, where the spec's units are strict
+    (``subject: {units: strict}``), a figure with a unit checked against an expression whose
+    dimension is not known (otherwise compared by value, the evidence saying so)."""
     units: Mapping[str, SymbolUnit] = getattr(ld, "units", {}) or {}
     dims = dims_of(units)
     dim: Dim | None = None
@@ -101,6 +103,15 @@ def annotate(ld: Any, kind: str, params: dict[str, Any], mapping: Any) -> bool:
         left, right = quantity_dimension(str(params["left"])), quantity_dimension(str(params["right"]))
         if left is not None and right is not None:
             dim = mul(left, power(right, -1))
+    claimed: Any = params.get("claimed")
+    stated = getattr(claimed, "dimension", None)
+    if dim is None and stated is not None and kind in ("numeric", "config") and getattr(ld, "strict_units", False):
+        names = sorted({str(x) for x in getattr(params["expr"], "free_symbols", ())})
+        ld.error(f"the figure {claimed.text!r} states {describe(stated)}, but the dimension of the expression is not "
+                 f"known: none of its symbols ({', '.join(names) or 'none'}) declares a unit; declare their "
+                 "units (a symbol's 'unit:') or give the check a 'unit:' (the spec's units are strict: "
+                 "subject.units)", mapping.loc_of("claimed"))
+        return False
     params["_dim"] = dim
     params["_scale"] = {k: u.factor for k, u in units.items() if u.factor != 1}
     params["_unit_factor"] = factor

@@ -77,7 +77,7 @@ def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool
 def _as_seen(problem: Any, learner: str, bank: Any) -> tuple[str, Any]:
     """(prompt with the learner's numbers, {name: value} drawn), as `grader grade` draws them;
     a variant that cannot be derived gives the template and why."""
-    from grader.api.shells import learner_variant
+    from grader.api import learner_variant
     try:
         return learner_variant(problem, learner, bank)
     except Exception as e:  # the bank's fault, shown, not raised: the other problems still list

@@ -36,11 +36,20 @@ from . import scheduler_option
               help="The secret that signs the pages' sessions, made there if missing (owner-readable only); "
                    "a restart keeps everyone signed in, a new secret signs everyone out. "
                    "Env: GRADER_SECRET_FILE.")
+@click.option("--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.5, 3600),
+              help="Seconds a client has to send a request's headers; past it, 408 and the connection is closed.")
+@click.option("--body-timeout", default=60.0, show_default=True, type=click.FloatRange(0.5, 3600),
+              help="Seconds a client has to send a request's body once its headers are in; past it, 408 and closed.")
+@click.option("--keep-alive", default=5, show_default=True, type=click.IntRange(1, 3600),
+              help="Seconds an idle kept-alive connection stays open.")
+@click.option("--max-connections", default=1000, show_default=True, type=click.IntRange(1, 1_000_000),
+              help="Open connections at most; one more is answered 503 and closed.")
 @scheduler_option("Run the jobs on a Dask cluster: a scheduler's address (tcp://HOST:8786) or local:N "
                    "(see docs/cluster.md); --job-workers is then unused.")
 def serve(database: str | None, host: str, port: int, exercises: str | None, spec: str | None, workers: int,
           job_workers: int, timeout: float, policy: str, rate: float, burst: int, access_log: bool,
-          secret_file: str, scheduler: str | None = None) -> None:
+          secret_file: str, header_timeout: float = 10.0, body_timeout: float = 60.0, keep_alive: int = 5,
+          max_connections: int = 1000, scheduler: str | None = None) -> None:
     """Run the grading service: an HTTP API (OpenAPI at /openapi.json, docs at /docs) over the
     same engine as `grader grade`.
 
@@ -53,6 +62,7 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
     from grader.serve.app import create_app
     from grader.web import install as install_pages
     from grader.serve.engine import Engine
+    from grader.serve.protocol import protocol_class
     from grader.serve.settings import Settings
     import uvicorn
 
@@ -63,9 +73,18 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
     except GraderError as e:
         raise click.BadParameter(e.message, param_hint="--secret-file") from None
     d = Database(database)
-    if d.ensure_schema() == "created":
-        click.echo(f"created the database {d.shown}", err=True)
-    d.dispose()
+    try:
+        d.lock()                        # one server per SQLite file (held until this process ends)
+        why = d.unwritable(folder=True)
+        if why:
+            raise GraderError(f"{why}; the service needs to write it")
+        if d.ensure_schema() == "created":
+            click.echo(f"created the database {d.shown}", err=True)
+    except GraderError as e:
+        click.echo(f"error: {e.message}", err=True)
+        sys.exit(2)
+    finally:
+        d.dispose()
     Engine(exercises, spec)     # an invalid bank is reported here, before anything listens
     if scheduler and not scheduler.strip().startswith("local"):   # an unusable cluster too (local:N starts with the app)
         from grader.api import ClusterError, check_cluster
@@ -91,8 +110,11 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
     click.echo(f"grader serve: {base}/learn (learners), {base}/staff (instructors), {base}/spec (authors), "
                f"{base}/docs (the API)  (database {d.shown}, {workers} grading workers)", err=True)
     app = create_app(settings, extensions=(install_pages,))
-    config = uvicorn.Config(app, host=host, port=port, loop="auto", http="auto", access_log=access_log,
-                            log_level="info", timeout_graceful_shutdown=10, server_header=False)
+    # uvicorn's own cap answers 503 once the headers are in; the protocol's refuses at connect
+    config = uvicorn.Config(app, host=host, port=port, loop="auto", access_log=access_log, log_level="info",
+                            http=protocol_class(header_timeout, body_timeout, max_connections),
+                            timeout_keep_alive=keep_alive, limit_concurrency=max_connections + 1,
+                            timeout_graceful_shutdown=10, server_header=False)
     uvicorn.Server(config).run(sockets=[sock])
 
 

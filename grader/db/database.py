@@ -13,6 +13,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 
 from grader.errors import GraderError
 
+_LOCKS: dict[str, int] = {}     # lock file -> its descriptor, held until the process ends
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 DEFAULT = "grader.db"
 
@@ -39,6 +40,17 @@ def database_url(value: str | None) -> str:
 def _sqlite_engine(url: str, begin: str) -> Engine:
     engine = create_engine(url, pool_size=8, max_overflow=8, pool_timeout=60,
                            connect_args={"check_same_thread": False, "timeout": 60})
+    path = make_url(url).database
+
+    @event.listens_for(engine, "do_connect")
+    def _check(*_: Any) -> None:
+        # a file of the database that cannot be written (immutable, a read-only mount) is refused
+        # before SQLite opens it: SQLite would open it read-only, and an -shm it cannot grow is
+        # a SIGBUS in its shared-memory map; this is an OperationalError (a 503) instead
+        why = unwritable_files(path) if path else None
+        if why:
+            import sqlite3
+            raise sqlite3.OperationalError(why)
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi: Any, record: Any) -> None:
@@ -48,13 +60,38 @@ def _sqlite_engine(url: str, begin: str) -> Engine:
         cur.execute("PRAGMA synchronous=FULL")      # a commit that returned is on disk
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA busy_timeout=60000")
+        cur.execute("PRAGMA mmap_size=0")           # no memory map of the file: an I/O error, never SIGBUS
         cur.close()
 
     @event.listens_for(engine, "begin")
     def _begin(conn: Connection) -> None:
+        if begin != "BEGIN" and path:
+            # a write on a connection opened before the file became unwritable would go on into
+            # the -wal (and be lost to a checkpoint that cannot happen): refused here, a 503
+            why = unwritable_files(path)
+            if why:
+                import sqlite3
+                from sqlalchemy.exc import OperationalError
+                raise OperationalError(begin, None, sqlite3.OperationalError(why))
         conn.exec_driver_sql(begin)
 
     return engine
+
+
+def unwritable_files(path: str) -> str | None:
+    """Why the SQLite database at ``path`` cannot be written, or None: the file, its ``-wal``
+    and ``-shm`` (those that exist) are each opened for writing (root too is refused an immutable
+    file or a read-only mount, which an access check would not show)."""
+    import os
+    for name in (path, path + "-wal", path + "-shm"):
+        try:
+            fd = os.open(name, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            return f"{name} cannot be written ({e.strerror})"
+        os.close(fd)
+    return None
 
 
 def _owner_only(path: Path) -> None:
@@ -64,7 +101,7 @@ def _owner_only(path: Path) -> None:
     import os
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
+    except OSError:     # it exists, or cannot be made (a read-only folder: said by Database.unwritable)
         return
     os.close(fd)
 
@@ -96,6 +133,72 @@ class Database:
         from .batch import GroupWriter
         self._group = GroupWriter(self) if self.dialect == "sqlite" else None   # its thread starts on first use
         self._pool = None if self._group else ThreadPoolExecutor(8, thread_name_prefix="grader-db")
+
+    @property
+    def sqlite_file(self) -> Path | None:
+        """The SQLite database's file (None: another database, or SQLite in memory)."""
+        path = make_url(self.url).database if self.dialect == "sqlite" else None
+        return Path(path) if path and path != ":memory:" else None
+
+    def lock(self) -> None:
+        """SQLite: take an exclusive lock on ``FILE.lock`` beside the database file, held until
+        this process ends (the service's per-learner guards and rate limits are per process: one
+        SQLite file serves one process). Raises :class:`GraderError` when another process holds
+        it, or it cannot be made. Other databases: nothing."""
+        import fcntl
+        import os
+        path = self.sqlite_file
+        if path is None:
+            return
+        lock = str(path.resolve()) + ".lock"
+        if lock in _LOCKS:
+            return
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as e:
+            raise GraderError(f"cannot make the lock file {lock}: {e.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise GraderError(f"another grader serve is using the database {path} (it holds {lock}); a SQLite "
+                              "file serves one process: for several instances use PostgreSQL "
+                              "(--database postgresql://..., docs/service.md)") from None
+        _LOCKS[lock] = fd
+
+    def unwritable(self, *, folder: bool = False) -> str | None:
+        """Why the database cannot be written now, or None. SQLite: its files are opened for
+        writing (``folder``: and a file is made and removed beside them, as SQLite makes its -wal
+        and -shm there); then, where the schema exists, a write transaction that changes nothing
+        is committed (``UPDATE alembic_version``), on any database."""
+        path = self.sqlite_file
+        if path is not None:
+            if folder:
+                import tempfile
+                try:
+                    with tempfile.TemporaryFile(dir=path.parent):
+                        pass
+                except OSError as e:
+                    return f"the database's folder {path.parent} cannot be written ({e.strerror})"
+            why = unwritable_files(str(path))
+            if why:
+                return why
+            if not path.exists():
+                return None
+        from sqlalchemy import text
+        from sqlalchemy.exc import DBAPIError
+        try:
+            if "alembic_version" not in self.tables():
+                return None
+            with self.write() as conn:
+                conn.execute(text("UPDATE alembic_version SET version_num = version_num"))
+        except DBAPIError as e:
+            return f"the database {self.shown} cannot be written ({str(e.orig).splitlines()[0][:200]})"
+        return None
+
+    def tables(self) -> list[str]:
+        with self.reader.connect() as conn:
+            return inspect(conn).get_table_names()
 
     @property
     def shown(self) -> str:

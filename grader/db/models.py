@@ -131,6 +131,23 @@ class Job(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
+class AuditEntry(Base):
+    """One line of the audit log (:mod:`grader.db.audit`): who, when, from where, what, on
+    what, a small JSON detail. Append-only: no code updates or deletes a row, and the
+    migration's triggers refuse UPDATE and DELETE (SQLite and PostgreSQL)."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (Index("ix_audit_log_at", "at"), Index("ix_audit_log_actor", "actor"),
+                      Index("ix_audit_log_action", "action"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    actor: Mapped[str] = mapped_column(String(200))           # a login, "os:<user>" for the CLI, "" if unknown
+    address: Mapped[str] = mapped_column(String(64))          # the client's address, or "cli"
+    action: Mapped[str] = mapped_column(String(40))           # token.issued, login.failed, batch.uploaded, ...
+    target: Mapped[str] = mapped_column(String(200), default="")
+    detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+
 class WebSession(Base):
     """A signed-in browser (the pages' session): only the SHA-256 of the cookie's random id is
     stored; the row is deleted at sign-out, at "sign out everywhere" and when its token is

@@ -1,24 +1,24 @@
 """Accounts for `grader users`: learners and instructors, their tokens (printed once, stored
-as a hash), revocation."""
+as a hash), revocation. Every id passes the one rule of :mod:`grader.db.ids`; every token
+issued or revoked is a line of the audit log, in the same transaction."""
 from __future__ import annotations
 
 import csv
 import io
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection
 
-from grader.db import Database
+from grader.db import Database, audit
 
+from grader.db.ids import check_login
 from grader.db.models import Token, User, WebSession, now
 from grader.errors import GraderError, InputError, Location
 
 from .auth import new_token, token_hash, token_prefix
 
-LOGIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+\-]{0,199}$")
 ROSTER_COLUMNS = ("learner", "name", "email")
 
 
@@ -31,22 +31,17 @@ class Issued:
     token: str
 
 
-def check_login(login: str, where: Location | None = None) -> str:
-    login = (login or "").strip()
-    if not LOGIN.match(login):
-        raise InputError(f"{login!r} is not a valid id: letters, digits and . _ - @ +, at most 200 characters",
-                         where)
-    return login
-
-
-def _issue(conn: Connection, user_id: int) -> str:
+def _issue(conn: Connection, user_id: int, login: str, actor: str | None, address: str) -> str:
     token = new_token()
     conn.execute(insert(Token).values(user_id=user_id, hash=token_hash(token), prefix=token_prefix(token),
                                       created_at=now()))
+    audit.write(conn, "token.issued", actor=actor or audit.operator(), address=address, target=login,
+                detail={"prefix": token_prefix(token)})
     return token
 
 
-def add_user(db: Database, login: str, role: str, name: str = "", email: str = "") -> Issued:
+def add_user(db: Database, login: str, role: str, name: str = "", email: str = "", *, actor: str | None = None,
+             address: str = audit.CLI) -> Issued:
     """A new user and its first token; an id that exists is an error (use :func:`new_token_for`)."""
     login = check_login(login)
     with db.write() as conn:
@@ -54,21 +49,22 @@ def add_user(db: Database, login: str, role: str, name: str = "", email: str = "
             raise InputError(f"{login!r} exists already; `grader users token {login}` gives it a new token")
         uid = conn.execute(insert(User).values(login=login, name=name, email=email, role=role, created_at=now())
                            .returning(User.id)).scalar_one()
-        token = _issue(conn, uid)
+        token = _issue(conn, uid, login, actor, address)
     return Issued(login, name, email, role, token)
 
 
-def new_token_for(db: Database, login: str) -> Issued:
+def new_token_for(db: Database, login: str, *, actor: str | None = None, address: str = audit.CLI) -> Issued:
     with db.write() as conn:
         u = conn.execute(select(User.id, User.login, User.name, User.email, User.role)
                          .where(User.login == login)).first()
         if u is None:
             raise InputError(f"no user {login!r}")
-        token = _issue(conn, u.id)
+        token = _issue(conn, u.id, u.login, actor, address)
     return Issued(u.login, u.name, u.email, u.role, token)
 
 
-def revoke(db: Database, login: str, prefix: str | None = None) -> int:
+def revoke(db: Database, login: str, prefix: str | None = None, *, actor: str | None = None,
+           address: str = audit.CLI) -> int:
     """Revoke the user's tokens (or the one whose prefix is given): how many. The pages'
     sessions opened with those tokens end with them (their rows deleted)."""
     with db.write() as conn:
@@ -79,9 +75,12 @@ def revoke(db: Database, login: str, prefix: str | None = None) -> int:
         if prefix:
             q = q.where(Token.prefix == prefix)
         ids = list(conn.execute(q.values(revoked_at=now()).returning(Token.id)).scalars())
+        n = len(ids)
         if ids:
             conn.execute(delete(WebSession).where(WebSession.token_id.in_(ids)))
-        return len(ids)
+            audit.write(conn, "token.revoked", actor=actor or audit.operator(), address=address, target=login,
+                        detail={"prefix": prefix or "all", "count": n})
+        return n
 
 
 def read_roster(text: str, file: str) -> list[tuple[str, str, str, Location]]:
@@ -121,18 +120,20 @@ def read_roster(text: str, file: str) -> list[tuple[str, str, str, Location]]:
     return out
 
 
-def import_roster(db: Database, roster: list[tuple[str, str, str, Location]]) -> tuple[list[Issued], list[str]]:
+def import_roster(db: Database, roster: list[tuple[str, str, str, Location]], *, actor: str | None = None,
+                  address: str = audit.CLI) -> tuple[list[Issued], list[str]]:
     """Add the learners not yet known, each with a token: (issued, ids already there)."""
     issued: list[Issued] = []
     existing: list[str] = []
     with db.write() as conn:
-        for login, name, email, _ in roster:
+        for login, name, email, where in roster:
+            login = check_login(login, where)
             if conn.execute(select(User.id).where(User.login == login)).first():
                 existing.append(login)
                 continue
             uid = conn.execute(insert(User).values(login=login, name=name, email=email, role="learner",
                                                    created_at=now()).returning(User.id)).scalar_one()
-            issued.append(Issued(login, name, email, "learner", _issue(conn, uid)))
+            issued.append(Issued(login, name, email, "learner", _issue(conn, uid, login, actor, address)))
     return issued, existing
 
 

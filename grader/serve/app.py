@@ -165,6 +165,7 @@ def create_app(settings: Settings | None = None, *,
     app.state.grader = state
     _docs(app)
     errors.install(app)
+    _client_gone(app)
     from .routes import install
     install(app)
     for install_extension in extensions:
@@ -175,6 +176,18 @@ def create_app(settings: Settings | None = None, *,
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(SecurityHeaders)
     return app
+
+
+def _client_gone(app: FastAPI) -> None:
+    """A client that left (or whose body did not come within ``--body-timeout``, see
+    :mod:`.protocol`) before its body was read: nothing to answer, nothing to log as an error."""
+    from fastapi import Request
+    from fastapi.responses import Response
+    from starlette.requests import ClientDisconnect
+
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(request: Request, e: ClientDisconnect) -> Response:
+        return Response(status_code=408)
 
 
 SWAGGER = Path(__file__).parent / "static" / "swagger"     # swagger-ui-dist, vendored (scripts/vendor.sh)

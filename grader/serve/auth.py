@@ -26,7 +26,7 @@ from fastapi import Depends, Request
 from sqlalchemy import case, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from grader.db import Database
+from grader.db import Database, audit
 from grader.db.models import AuthFailure, Token, User
 
 from .errors import APIError
@@ -166,6 +166,9 @@ async def auth_failed(request: Request, credential: str, where: str) -> None:
     state = request.app.state.grader
     addr = client_address(request)
     n = await anyio.to_thread.run_sync(state.throttle.fail, state.db, failure_keys(addr, credential))
+    if where == "api":       # the sign-in page records its own "login.failed"
+        audit.record(request, "auth.failed", target=token_prefix(credential) if credential.startswith(PREFIX) else "",
+                     detail={"why": "unknown or revoked" if credential.startswith(PREFIX) else "malformed"})
     log.warning("authentication failed on %s from %s with token %s (%d of %d allowed in %g s)", where, ascii(addr),
                 shown(credential), n, state.settings.auth_failures, state.settings.auth_window_s)
 

@@ -21,11 +21,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grader.api import AnswerLimits, Bank, LocalPoolExecutor, SerialExecutor, grade_class, grade_submission, load_bank, result_json, submission_json, validate_answer
-from grader.api.service import BankProblem, answer_failed, answers_file, code_not_run, grade_code_file, json_number, learner_view, submission_totals
+from grader.api import AnswerLimits, Bank, LocalPoolExecutor, SerialExecutor, grade_class, grade_submission, learner_variant, load_bank, load_submissions, result_json, submission_json, totals, validate_answer
+from grader.api.service import BankProblem, answer_failed, code_not_run, grade_code_file, json_number
 
 JSON = dict[str, Any]
 _num = json_number
+
+
+def _as_seen(bank: Bank, problem: BankProblem, learner: str) -> tuple[str, dict[str, int] | None]:
+    """The prompt ``learner`` sees and the numbers drawn; a variant the bank cannot derive shows
+    its template (grading then reports that error)."""
+    try:
+        return learner_variant(problem, learner, bank)
+    except Exception:
+        return problem.prompt, None
 
 
 class Engine:
@@ -58,11 +67,11 @@ class Engine:
 
     def prompt(self, problem_id: str, learner: str | None) -> str:
         p = self.by_id[problem_id]
-        return learner_view(self.bank, p, learner)[0] if learner else p.prompt
+        return _as_seen(self.bank, p, learner)[0] if learner else p.prompt
 
     def exercise(self, p: BankProblem, learner: str | None) -> JSON:
         """What a learner may see of a problem: never the reference, mistakes or solution."""
-        prompt, drawn = learner_view(self.bank, p, learner) if learner else (p.prompt, None)
+        prompt, drawn = _as_seen(self.bank, p, learner) if learner else (p.prompt, None)
         row: JSON = {"id": p.id, "kind": p.kind, "points": _num(float(p.points)), "prompt": prompt,
                      "choices": dict(p.choices) if p.choices else None, "attempts": p.attempts,
                      "variant": drawn}
@@ -72,7 +81,7 @@ class Engine:
 
     def assemble(self, learner: str, results: list[JSON]) -> JSON:
         """A submission's object from answers graded one by one (as grade_submission sums them)."""
-        t = submission_totals(self.bank, [(r["id"], float(r["score"]), float(r.get("pending_points") or 0))
+        t = totals(self.bank, [(r["id"], float(r["score"]), float(r.get("pending_points") or 0))
                                           for r in results])
         return {"learner": learner, "file": "answers", "score": _num(t.score), "max_score": _num(t.max_score),
                 "pending_points": _num(t.pending_points), "results": results, "unanswered": list(t.unanswered)}
@@ -205,7 +214,7 @@ def _batch(bank: Bank, filename: str, data: bytes, limits: AnswerLimits, config:
     try:
         path = work / filename
         path.write_bytes(data)
-        report = grade_class(bank, answers_file([path]), limits=limits, progress=progress,
+        report = grade_class(bank, load_submissions([path]), limits=limits, progress=progress,
                              executor=LocalPoolExecutor(jobs=config.get("batch_jobs", 2)))
         prefix = str(path)
 

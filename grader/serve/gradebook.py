@@ -17,7 +17,8 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Connection
 
 from grader.api import AnswerResult, Report, SubmissionResult
-from grader.api.service import json_number, summarise_class
+from grader.api import summarize_class
+from grader.api.service import json_number
 
 from grader.db.models import Answer, Record, Review, Submission, User, now
 
@@ -133,7 +134,7 @@ def _wrong_groups(attempts: Sequence[Record], reviews: dict[str, JSON], points: 
                               correct=False if wrong else True, feedback=a.feedback or "", status=a.status or "",
                               read_as=r.get("read_as"), variant=r.get("variant"))
         subs.append(SubmissionResult(str(a.user_id), "", None, (result,), float(a.score or 0), points))
-    summary = summarise_class(Report(tuple(subs), (), False), {attempts[0].problem_id: points} if attempts else None)
+    summary = summarize_class(Report(tuple(subs), (), False), {attempts[0].problem_id: points} if attempts else None)
     groups = summary.problems[0].wrong if summary.problems else ()
     return [{"feedback": g.feedback.strip(), "answers": g.answers, "learners": g.learners,
              "examples": [raws.get(text, text) for text, _ in g.examples]} for g in groups[:10]]

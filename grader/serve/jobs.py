@@ -53,14 +53,12 @@ class LocalJobExecutor:
     """A process pool (forkserver processes) on this machine; progress comes back on a queue."""
 
     def __init__(self, processes: int = 1, on_progress: Callable[[str, int, int | None], None] | None = None):
-        from . import engine
         from .workers import context
         self.capacity = max(1, processes)
         self._ctx = context()
         self._progress = self._ctx.Queue()
         self._on_progress = on_progress
-        self._pool = ProcessPoolExecutor(self.capacity, mp_context=self._ctx, initializer=engine.job_init,
-                                         initargs=(self._progress,))
+        self._pool = self._new_pool()
         self._closed = False
         self._drain = threading.Thread(target=self._drain_progress, name="grader-job-progress", daemon=True)
         self._drain.start()
@@ -70,9 +68,18 @@ class LocalJobExecutor:
         try:
             return self._pool.submit(engine.run_job, kind, job_id, params, data, config)
         except BrokenProcessPool:       # a job process died: a new pool for the next jobs
-            self._pool = ProcessPoolExecutor(self.capacity, mp_context=self._ctx, initializer=engine.job_init,
-                                             initargs=(self._progress,))
+            self._pool = self._new_pool()
             return self._pool.submit(engine.run_job, kind, job_id, params, data, config)
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        from .lifeline import lifeline
+        return ProcessPoolExecutor(self.capacity, mp_context=self._ctx, initializer=_job_process_init,
+                                   initargs=(lifeline(), self._progress))
+
+    def processes_alive(self) -> int:
+        """Job processes alive now (the pool starts them as jobs come)."""
+        procs = getattr(self._pool, "_processes", None) or {}
+        return sum(1 for p in list(procs.values()) if p.is_alive())
 
     def _drain_progress(self) -> None:
         while not self._closed:
@@ -96,6 +103,14 @@ class LocalJobExecutor:
         self._drain.join(timeout=2)
         self._progress.close()
         self._progress.join_thread()
+
+
+def _job_process_init(line: Any, progress_queue: Any) -> None:
+    """A job process: it dies with the server (:func:`.workers.die_with`), then is the engine's."""
+    from . import engine
+    from .lifeline import die_with
+    die_with(line)
+    engine.job_init(progress_queue)
 
 
 def job_executor(settings: Settings, on_progress: Callable[[str, int, int | None], None] | None = None) -> JobExecutor:
@@ -135,6 +150,11 @@ class JobRunner:
 
     def start(self) -> None:
         self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        """The runner's thread is running (it claims and records jobs)."""
+        return self._thread.is_alive()
 
     def wake(self) -> None:
         self._wake.set()
@@ -178,6 +198,8 @@ class JobRunner:
                 conn.execute(update(Job).where(Job.id == row.id).values(
                     status="failed", finished_at=now(),
                     error=f"gave up: started {row.tries} times without finishing (it may crash its process)"))
+                if self.metrics is not None:
+                    self.metrics.job_finished(row.kind, failed=True)
                 return True
             conn.execute(update(Job).where(Job.id == row.id).values(status="running", started_at=now(),
                                                                      tries=row.tries + 1))
@@ -251,7 +273,7 @@ class JobRunner:
                 error=f"grading could not be done (the grader's fault, not your answer's; nothing was recorded "
                       f"and no attempt was used; staff can see why and you may submit again): {cause}"[:2000]))
         if self.metrics is not None:
-            self.metrics.jobs.labels("code", "failed").inc()
+            self.metrics.job_finished("code", failed=True)
 
     def _record(self, jid: str, result: JSON | None, error: str | None) -> None:
         with self.db.write() as conn:
@@ -272,4 +294,4 @@ class JobRunner:
                 values["done"] = conn.execute(select(Job.total).where(Job.id == jid)).scalar() or 1
             conn.execute(update(Job).where(Job.id == jid).values(**values))
         if self.metrics is not None:
-            self.metrics.jobs.labels(job.kind, "failed" if error else "done").inc()
+            self.metrics.job_finished(job.kind, failed=bool(error))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection
 
+from grader.db.ids import login_problem, shown
 from grader.db.models import Answer, Job, Record, Submission, User, now
 
 from .store import S, insert_graded, update_answers
@@ -90,8 +91,13 @@ class JobWork:
     def _batch(self, conn: Connection, job: Record, result: JSON) -> JSON:
         stored: list[JSON] = []
         created: list[str] = []
+        errors: list[JSON] = list(result["errors"])
         for obj in result["submissions"]:
-            login = str(obj["learner"])[:200]
+            login = str(obj["learner"])
+            why = login_problem(login)
+            if why:         # the one rule of account ids (grader.db.ids): this learner refused, the rest kept
+                errors.append(refused_learner(obj, login, why))
+                continue
             uid = conn.execute(select(User.id).where(User.login == login)).scalar()
             if uid is None:
                 uid = conn.execute(insert(User).values(login=login, name="", email="", role="learner",
@@ -102,8 +108,8 @@ class JobWork:
                            "max_score": obj["max_score"], "answers": len(obj["results"])})
         self.state.metrics.submissions.labels("batch").inc(len(stored))
         return {"summary": {"submissions": len(stored), "answers": sum(s["answers"] for s in stored),
-                            "errors": len(result["errors"])},
-                "submissions": stored, "errors": result["errors"], "learners_created": created}
+                            "errors": len(errors)},
+                "submissions": stored, "errors": errors, "learners_created": created}
 
     def _regrade(self, conn: Connection, job: Record, result: JSON) -> JSON:
         """Store every new grade; report each score (or status) that changed, old -> new."""
@@ -136,3 +142,12 @@ class JobWork:
                     score=round(sum(t.score or 0 for t in totals), 6), pending_points=pending,
                     max_score=self.state.engine.total - pending))
         return {"submissions": len(result["results"]), "answers_regraded": regraded, "changed": changes}
+
+
+def refused_learner(obj: JSON, login: str, why: str) -> JSON:
+    """A batch's error for a submission whose learner id the rule refuses: where (its first
+    answer's place in the file, else the file) and what; none of its answers is stored."""
+    results = obj.get("results") or []
+    where = next((r.get("location") for r in results if isinstance(r, dict) and r.get("location")), None)
+    return {"location": where or obj.get("file"),
+            "message": f"learner {shown(login)}: {why}; its {len(results)} answer(s) were not stored"}

@@ -1,8 +1,13 @@
 """Prometheus metrics (prometheus-client), one registry per application: requests, their
-latency, grading latency, queue depth, submissions and jobs. ``/metrics`` serves them."""
+latency, grading latency, queue depth, submissions and jobs, the grading pool's health (workers
+alive, dispatcher restarts, failed tasks). ``/metrics`` serves them."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .workers import WorkerPool
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -22,10 +27,45 @@ class Metrics:
         self.queue_depth = Gauge("grader_queue_depth", "Tasks waiting or running", ["queue"], registry=r)
         self.submissions = Counter("grader_submissions", "Submissions stored", ["source"], registry=r)
         self.jobs = Counter("grader_jobs_finished", "Jobs finished", ["kind", "status"], registry=r)
+        self.workers_alive = Gauge("grader_workers_alive", "Worker processes alive", ["pool"], registry=r)
+        self.workers_ready = Gauge("grader_workers_ready", "Grading workers ready for a task", registry=r)
+        self.dispatcher_restarts = Counter("grader_dispatcher_restarts", "The grading dispatcher recovered from a "
+                                           "failure of its own or was started again", registry=r)
+        self.tasks_failed = Counter("grader_grading_tasks_failed", "Grading tasks failed (timeout, died, memory, "
+                                    "error, closed)", ["reason"], registry=r)
+        self.jobs_failed = Counter("grader_jobs_failed", "Jobs failed", ["kind"], registry=r)
+        self.ready = Gauge("grader_ready", "1 when the last readiness check passed, else 0", registry=r)
+        self._seen: dict[str, int] = {}
         for kind in ("submission", "validate"):     # shown from the start, at zero
             self.grading.labels(kind)
         for queue in ("grading", "jobs"):
             self.queue_depth.labels(queue)
+            self.workers_alive.labels(queue)
+        for kind in ("code", "batch", "regrade"):
+            self.jobs_failed.labels(kind)
+
+    def job_finished(self, kind: str, failed: bool) -> None:
+        self.jobs.labels(kind, "failed" if failed else "done").inc()
+        if failed:
+            self.jobs_failed.labels(kind).inc()
+
+    def sync(self, pool: WorkerPool | None, job_processes: int | None) -> None:
+        """The pool's numbers, read when ``/metrics`` is asked (its counters move by what changed)."""
+        if pool is not None:
+            self.queue_depth.labels("grading").set(pool.depth)
+            self.workers_alive.labels("grading").set(pool.alive_workers)
+            self.workers_ready.set(pool.ready_workers)
+            self._advance(self.dispatcher_restarts, "restarts", pool.restarts)
+            for reason, n in list(pool.failed.items()):
+                self._advance(self.tasks_failed.labels(reason), "failed:" + reason, n)
+        if job_processes is not None:
+            self.workers_alive.labels("jobs").set(job_processes)
+
+    def _advance(self, counter: Counter, key: str, total: int) -> None:
+        delta = total - self._seen.get(key, 0)
+        if delta > 0:
+            counter.inc(delta)
+            self._seen[key] = total
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

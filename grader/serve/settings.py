@@ -24,6 +24,7 @@ class Settings:
     rate: float = 50.0              # requests per second per token, sustained
     burst: int = 100                # ... and in a burst
     max_queued_jobs: int = 5        # a learner's code jobs waiting at once
+    ready_timeout_s: float = 5.0    # /readyz: the canary answer and the database write, each within this
     auth_failures: int = 20         # failed authentications per client address, and per token prefix, ...
     auth_window_s: float = 300.0    # ... in this window; then 429 until it ends (0 failures: no throttling)
     shared_limits: bool | None = None   # the per-learner guard and rate limit in the database (None:

@@ -42,6 +42,9 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
 from typing import Any
 
+from .lifeline import die_with, die_with_parent, lifeline
+
+__all__ = ["TaskFailed", "WorkerPool", "context", "die_with", "die_with_parent", "lifeline"]
 log = logging.getLogger("grader.serve")
 PRELOAD = ["grader.serve.engine", "sympy"]     # the engine (grader.api and what it imports), imported once
 
@@ -68,20 +71,12 @@ def _vm_bytes() -> int:
         return 0
 
 
-def die_with_parent() -> None:
-    """Linux: this process is killed when the one that started it dies (a worker's is the fork
-    server, which ends when the service does), so a killed service leaves no workers behind."""
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 def _main(conn: Connection, init: Callable[..., None], init_args: tuple[Any, ...], handler: Callable[[Any], Any],
-          memory_mb: int) -> None:
+          memory_mb: int, line: Connection | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
+    if line is not None:
+        die_with(line)
     try:
         init(*init_args)
     except BaseException as e:  # the bank cannot be loaded: said once, to the parent
@@ -132,7 +127,8 @@ class _Worker:
     def __init__(self, ctx: ForkServerContext, init: Callable[..., None], init_args: tuple[Any, ...],
                  handler: Callable[[Any], Any], memory_mb: int) -> None:
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_main, args=(child, init, init_args, handler, memory_mb), daemon=True)
+        self.proc = ctx.Process(target=_main, args=(child, init, init_args, handler, memory_mb, lifeline()),
+                                daemon=True)
         self.proc.start()
         child.close()
         self.ready = False
@@ -164,7 +160,10 @@ class WorkerPool:
         self._workers: list[_Worker] = []
         self._closed = False
         self.broken: str | None = None       # why the workers cannot start (the bank cannot load)
+        self.restarts = 0                    # the dispatcher recovered from a failure of its own (metrics)
+        self.failed: dict[str, int] = {}     # tasks failed, by TaskFailed.reason (metrics)
         self._ready = threading.Event()
+        self._started = False
         self._thread = threading.Thread(target=self._loop, name="grader-workers", daemon=True)
 
     # ---------------------------------------------------------------- public
@@ -172,6 +171,7 @@ class WorkerPool:
     def start(self, wait_s: float = 300.0) -> None:
         """Start the workers and wait until they are ready (or one cannot start)."""
         self._workers = [self._spawn() for _ in range(self._n)]
+        self._started = True
         self._thread.start()
         self._ready.wait(wait_s)
         if self.broken:
@@ -184,8 +184,22 @@ class WorkerPool:
             return fut
         with self._lock:
             self._queue.append((next(self._ids), payload, deadline_s, fut))
+        self.ensure_dispatcher()
         self._wake()
         return fut
+
+    def ensure_dispatcher(self) -> bool:
+        """Start the dispatcher thread again if it ended (it catches every ``Exception``; this is
+        for anything else): counted in :attr:`restarts`. True when it is running."""
+        with self._lock:
+            if not self._started or self._closed:
+                return self._thread.is_alive()
+            if not self._thread.is_alive():
+                log.error("the grading dispatcher had stopped; it is started again")
+                self.restarts += 1
+                self._thread = threading.Thread(target=self._loop, name="grader-workers", daemon=True)
+                self._thread.start()
+        return True
 
     def call(self, payload: Any, deadline_s: float) -> Any:
         """``submit`` and wait: the handler's result, or :class:`TaskFailed`."""
@@ -195,6 +209,15 @@ class WorkerPool:
     def depth(self) -> int:
         """Tasks waiting or running."""
         return len(self._queue) + sum(1 for w in self._workers if w.task)
+
+    @property
+    def alive_workers(self) -> int:
+        """Worker processes alive (ready or loading the bank)."""
+        return sum(1 for w in self._workers if w.proc.is_alive())
+
+    @property
+    def dispatcher_alive(self) -> bool:
+        return self._thread.is_alive()
 
     @property
     def ready_workers(self) -> int:
@@ -245,10 +268,14 @@ class WorkerPool:
         except (BlockingIOError, OSError):
             pass
 
+    def _task_failed(self, fut: Future[Any], error: TaskFailed) -> None:
+        self.failed[error.reason] = self.failed.get(error.reason, 0) + 1
+        _fail(fut, error)
+
     def _replace(self, w: _Worker, reason: str, detail: str) -> None:
         w.kill()
         if w.task:
-            _fail(w.task[1], TaskFailed(reason, detail))
+            self._task_failed(w.task[1], TaskFailed(reason, detail))
             w.task = None
         if not self._closed:
             self._workers[self._workers.index(w)] = self._spawn()
@@ -261,6 +288,7 @@ class WorkerPool:
                 self._step()
             except Exception:       # a bug here: logged; the tasks in flight are failed, never lost
                 log.exception("the grading dispatcher")
+                self.restarts += 1
                 self._fail_all("the grading dispatcher failed; try again")
                 time.sleep(0.05)
 
@@ -311,7 +339,7 @@ class WorkerPool:
                         if status == "ok":
                             _resolve(fut, value)
                         else:
-                            _fail(fut, TaskFailed("memory" if value == "memory" else "error", value))
+                            self._task_failed(fut, TaskFailed("memory" if value == "memory" else "error", value))
             except (EOFError, OSError):
                 self._replace(w, "died", "the worker process died")
                 return
@@ -353,7 +381,8 @@ class WorkerPool:
             try:        # pickled whole before a byte is written: a payload that cannot be is never sent
                 data = pickle.dumps((tid, payload), protocol=pickle.HIGHEST_PROTOCOL)
             except Exception as e:      # too deep (RecursionError), not picklable: this task fails alone
-                _fail(fut, TaskFailed("error", f"the task could not be handed to a worker ({type(e).__name__})"))
+                self._task_failed(fut, TaskFailed("error",
+                                                  f"the task could not be handed to a worker ({type(e).__name__})"))
                 continue
             w.task = (tid, fut, time.monotonic() + deadline_s)
             try:

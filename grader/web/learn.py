@@ -16,6 +16,7 @@ from fastapi import APIRouter, Depends, Form, Request, UploadFile
 from fastapi.responses import Response
 from sqlalchemy import select
 
+from grader.db import audit
 from grader.db.models import Answer, Record
 from grader.serve import gradebook, store
 from grader.serve.auth import Principal
@@ -48,6 +49,7 @@ async def login(request: Request, token: str = Form("", max_length=300)) -> Resp
     except Throttled as e:
         err = throttled_page(e)
         return page(request, "login.html", status=err.status, headers=err.headers, error=err.message)
+    audit.record(request, "login" if who else "login.failed", actor=who.login if who else "", target="/learn/login")
     if who is None:
         return page(request, "login.html", status=401, error="That token is not valid (or was revoked).")
     resp = redirect("/staff" if who.instructor else "/learn")

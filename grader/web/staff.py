@@ -1,17 +1,20 @@
 """The staff's pages (``/staff``): the gradebook (sortable, CSV), a problem's statistics with
-its score distribution plotted, a learner, a batch upload and a regrade with their jobs."""
+its score distribution plotted, a learner, a batch upload and a regrade with their jobs, the
+audit log."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Depends, Request, UploadFile
+from fastapi import APIRouter, Depends, Query, Request, UploadFile
 from fastapi.responses import Response
 from sqlalchemy import select
 
+from grader.db import audit
 from grader.db.models import Answer, User
 from grader.serve import gradebook
 from grader.serve.auth import Principal
 from grader.serve.errors import APIError
+from grader.errors import InputError
 
 from grader.api.service import distribution_plot
 
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from grader.serve.app import State
 
 router = APIRouter(include_in_schema=False)
+PAGE = 100
 
 
 def sort_rows(table: list[dict[str, Any]], key: str, order: str) -> list[dict[str, Any]]:
@@ -67,6 +71,7 @@ def gradebook_csv(request: Request, who: Principal = Depends(page_instructor)) -
     st = service.state(request)
     with st.db.read() as conn:
         table = gradebook.rows(conn, st.engine, st.settings.policy)
+    audit.record(request, "export", actor=who.login, target="gradebook", detail={"format": "csv", "rows": len(table)})
     return Response(gradebook.as_csv(table, st.engine), media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": 'attachment; filename="gradebook.csv"', **HEADERS})
 
@@ -131,3 +136,22 @@ def job_page(job_id: str, request: Request, who: Principal = Depends(page_instru
 @router.get("/staff/jobs/{job_id}/status")
 def job_status(job_id: str, request: Request, who: Principal = Depends(page_instructor)) -> Response:
     return page(request, "_staff_job.html", who=who, job=service.job(request, job_id, who))
+
+
+@router.get("/staff/audit")
+def audit_page(request: Request, since: str = Query("", max_length=40), user: str = Query("", max_length=200),
+               action: str = Query("", max_length=40), offset: int = Query(0, ge=0, le=audit.MAX_OFFSET),
+               who: Principal = Depends(page_instructor)) -> Response:
+    """The audit log, 100 lines a page (its JSON twin: ``/api/v1/audit``)."""
+    st = service.state(request)
+    filters = {"since": since, "user": user, "action": action}
+    query = {k: v for k, v in filters.items() if v}
+    error, at = None, None
+    try:
+        at = audit.parse_since(since)
+    except InputError as e:
+        error = e.message
+    with st.db.read() as conn:
+        log = audit.page(conn, since=at, actor=user or None, action=action or None, limit=PAGE, offset=offset)
+    return page(request, "staff_audit.html", status=422 if error else 200, who=who, log=log, filters=filters,
+                query=query, error=error)

@@ -1,7 +1,9 @@
 """`grader db`, `grader users`, the schema check of `grader serve`, and a light `grader --help`."""
 from __future__ import annotations
 
+import glob
 import hashlib
+import os
 import subprocess
 import sys
 
@@ -9,6 +11,8 @@ import pytest
 from sqlalchemy import insert, select
 
 from serve_helpers import free_port
+
+PG_BINS = sorted({os.path.dirname(p) for p in glob.glob("/usr/lib/postgresql/*/bin/pg_dump")})[-1:]
 
 
 def grader(*args, cwd=None, timeout=120):
@@ -24,21 +28,24 @@ def test_help_imports_no_server_library():
     assert "serve" in r.stdout and "HEAVY []" in r.stdout, r.stdout + r.stderr
 
 
-def test_schema_behind_is_refused_until_upgraded(database, tmp_path):
+def test_schema_behind_is_refused_until_upgraded(database, tmp_path, monkeypatch):
     from grader.db import Database
     from grader.db.models import User, now
+    monkeypatch.setenv("PATH", os.pathsep.join([*PG_BINS, os.environ.get("PATH", "")]))    # pg_dump: the backup first
     db = Database(database)
+    head = db.head()
     assert db.upgrade("0001") == (None, "0001")
     with db.write() as conn:      # data made by the older schema survives the upgrade
         conn.execute(insert(User).values(login="old", name="Old", email="", role="learner", created_at=now()))
     db.dispose()
     r = grader("serve", "--database", database, "--port", str(free_port()), cwd=tmp_path, timeout=60)
     assert r.returncode == 2
-    assert "schema revision 0001, behind this grader's 0003" in r.stderr and "grader db upgrade" in r.stderr
+    assert f"schema revision 0001, behind this grader's {head}" in r.stderr and "grader db upgrade" in r.stderr
     r = grader("db", "current", "--database", database)
     assert r.returncode == 1 and "behind" in r.stdout
-    r = grader("db", "upgrade", "--database", database)
-    assert r.returncode == 0 and "upgraded from 0001 to 0003" in r.stdout, r.stdout + r.stderr
+    r = grader("db", "upgrade", "--database", database, "--backup-dir", str(tmp_path))
+    assert r.returncode == 0 and f"upgraded from 0001 to {head}" in r.stdout, r.stdout + r.stderr
+    assert "backed up to" in r.stdout, r.stdout
     assert grader("db", "current", "--database", database).returncode == 0
     db = Database(database)
     with db.read() as conn:

@@ -20,8 +20,8 @@ nothing heavy there (SymPy and torch only inside its functions):
 Adding a kind is adding its module and its name to :data:`MODULES` (see docs/ARCHITECTURE.md).
 Symbolic kinds (no torch): identity, numeric, config, dominance, asymptotic, range.
 Measured kinds (mha, meta device where sizes are large): shapes, measure, compare,
-invariance, equivalence. Demonstrations (seeded experiments on mha, some training a small
-model): demonstrate. Statistical claims (Monte Carlo with a confidence bound, and sympy.stats):
+invariance, equivalence, roofline (a measured step on a hardware card). Demonstrations (seeded
+experiments on mha, some training a small model): demonstrate. Statistical claims (Monte Carlo with a confidence bound, and sympy.stats):
 distribution. And unverifiable (a reason, no check).
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 MODULES = ("identity", "numeric", "config", "dominance", "asymptotic", "range", "shapes", "measure", "compare",
-           "invariance", "equivalence", "demonstrate", "distribution", "hardware", "unverifiable")
+           "invariance", "equivalence", "demonstrate", "distribution", "hardware", "roofline", "unverifiable")
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,9 @@ def figure_result(kind: str, expr: Any, values: Any, claimed: Any, where: str = 
     """``expr`` at ``values`` against a claimed figure: exact, or within half a unit of its
     last stated digit (the numeric and config kinds). With the ``check``, its dimension
     (grader.claims.dimensions): values of symbols with units are taken in base units, and a
-    figure whose unit has another dimension is refuted, saying so."""
+    figure whose unit has another dimension is refuted, saying so; a figure with a unit checked
+    against an expression whose dimension is not known (none of its symbols declares a unit) is
+    compared by value, and the evidence says that its dimension was not checked."""
     from ..dimensions import mismatch, shown_unit
     from ..spec_units import scale_values
     from ..figures import to_fraction
@@ -140,9 +142,16 @@ def figure_result(kind: str, expr: Any, values: Any, claimed: Any, where: str = 
     unit = (shown_unit(dim) or _count_unit(dim)) if dim else " bytes" if claimed.unit else ""
     at = f" at {show_values(values)}" if values else ""
     summary = (f"{pretty(expr)}{at}{where} = {shown}{unit}; claimed {claimed.describe()}")
+    unchecked = {}
+    if claimed.dimension is not None and dim is None:     # compared by value: say so (subject.units: strict refuses it)
+        summary += f"; {UNCHECKED}"
+        unchecked = {"dimension": UNCHECKED}
     return result(kind, "holds" if ok else "refuted", summary, method,
                   expr=pretty(expr), at=dict(values), computed=shown, claimed=claimed.text,
-                  claimed_value=num(claimed.value), tolerance=num(claimed.tolerance))
+                  claimed_value=num(claimed.value), tolerance=num(claimed.tolerance), **unchecked)
+
+
+UNCHECKED = "dimension not checked: no unit declared on the expression's symbols"
 
 
 def needs_values(site: CheckSite, params: dict[str, Any], exprs: Any, why: Any) -> bool:

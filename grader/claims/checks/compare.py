@@ -87,8 +87,10 @@ def run(ctx: Context, check: Check) -> CheckResult:
     if ratio is not None:
         from fractions import Fraction
 
-        from ..figures import fmt
+        from ..figures import fmt, fmt_real
         got = Fraction(left) / Fraction(right) if right else None
+        shown = (fmt_real(float(got)) if isinstance(left, float) or isinstance(right, float) else fmt(got)) \
+            if got is not None else "undefined (right is 0)"
         figure = with_tolerance(ratio, tol)
         from ..dimensions import mismatch
         wrong = mismatch(figure.dimension, check.get("_dim"), "the ratio left/right")
@@ -96,6 +98,6 @@ def run(ctx: Context, check: Check) -> CheckResult:
             parts.insert(0, wrong)
         r_ok = got is not None and figure.matches(got) and not wrong
         ok &= r_ok
-        parts.append(f"ratio left/right = {fmt(got) if got is not None else 'undefined (right is 0)'}; claimed "
+        parts.append(f"ratio left/right = {shown}; claimed "
                      f"{figure.describe()}" + ("" if r_ok else " (differs)"))
     return result("compare", "holds" if ok else "refuted", "; ".join(parts), "measured", left=left, right=right)

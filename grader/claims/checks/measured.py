@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 
 
 def show(x: Any) -> Any:
+    """A measured value as the evidence writes it: a count grouped (1,048,576), a decimal number
+    (an intensity) to 6 significant digits (0.445946), a shape as it is."""
+    if isinstance(x, float):
+        from ..figures import fmt_real
+        return fmt_real(x)
     return fmt(x) if isinstance(x, int) else str(x)
 
 
@@ -101,6 +106,10 @@ def mha_values(site: CheckSite, params: dict[str, Any], need: Any) -> bool:
 
 
 def _quantities(params: dict[str, Any]) -> list[Any]:
+    """The quantities a check measures: its quantity (a compare's two), or those a kind names in
+    ``_quantities`` (a roofline's step: its FLOPs and its bytes)."""
+    if "_quantities" in params:
+        return list(params["_quantities"])
     return [params[k] for k in ("quantity", "left", "right") if k in params]
 
 

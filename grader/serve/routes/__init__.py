@@ -7,7 +7,7 @@ API = "/api/v1"
 
 
 def install(app: FastAPI) -> None:
-    from . import exercises, health, jobs, review, staff, submissions
+    from . import audit, exercises, health, jobs, review, staff, submissions
     app.include_router(health.router)
-    for module in (exercises, submissions, jobs, staff, review):
+    for module in (exercises, submissions, jobs, staff, review, audit):
         app.include_router(module.router, prefix=API)

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from sqlalchemy import func, insert, select
 from sqlalchemy.engine import Connection
 
+from grader.db import audit
 from grader.db.models import Job, Record, User, new_id, now
 
 from .. import store
@@ -96,6 +97,8 @@ async def batch(request: Request, file: UploadFile = File(..., description="answ
     filename = safe_name(file.filename or "", "answers.yaml", (".yaml", ".yml", ".json"))
     from anyio import to_thread
     job = await to_thread.run_sync(lambda: _create(st, who, "batch", params={"filename": filename}, data=data))
+    audit.record(request, "batch.uploaded", actor=who.login, target=job["id"],
+                 detail={"filename": filename, "bytes": len(data)})
     return FastJSON(job, status_code=202, headers={"Location": f"/api/v1/jobs/{job['id']}"})
 
 
@@ -104,6 +107,7 @@ async def batch(request: Request, file: UploadFile = File(..., description="answ
 def regrade(request: Request, who: Principal = Depends(instructor)) -> FastJSON:
     st = state(request)
     job = _create(st, who, "regrade")
+    audit.record(request, "regrade", actor=who.login, target=job["id"])
     return FastJSON(job, status_code=202, headers={"Location": f"/api/v1/jobs/{job['id']}"})
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Query, Request
 
+from grader.db import audit
+
 from .. import gradebook
 from ..auth import Principal, instructor
 from ..schemas import ERRORS, ReviewIn, ReviewItem
@@ -25,4 +27,6 @@ def review(answer_id: str, body: ReviewIn, request: Request, who: Principal = De
     st = state(request)
     with st.db.write() as conn:
         out = gradebook.add_review(conn, st.engine, answer_id, who, body.score, body.comment)
+        audit.write(conn, "review", actor=who.login, address=audit.address_of(request), target=answer_id,
+                    detail={"problem": out["problem"], "score": out["score"]})
     return FastJSON(out, status_code=201)

@@ -6,6 +6,8 @@ from typing import Literal
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
+from grader.db import audit
+
 from .. import gradebook
 from ..auth import Principal, instructor
 from ..errors import not_found
@@ -23,6 +25,7 @@ def get_gradebook(request: Request, format: Literal["json", "csv"] = Query("json
     st = state(request)
     with st.db.read() as conn:
         table = gradebook.rows(conn, st.engine, st.settings.policy)
+    audit.record(request, "export", actor=who.login, target="gradebook", detail={"format": format, "rows": len(table)})
     if format == "csv":
         return Response(gradebook.as_csv(table, st.engine), media_type="text/csv; charset=utf-8",
                         headers={"Content-Disposition": 'attachment; filename="gradebook.csv"'})
