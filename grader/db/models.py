@@ -146,3 +146,47 @@ class AuditEntry(Base):
     action: Mapped[str] = mapped_column(String(40))           # token.issued, login.failed, batch.uploaded, ...
     target: Mapped[str] = mapped_column(String(200), default="")
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+
+class WebSession(Base):
+    """A signed-in browser (the pages' session): only the SHA-256 of the cookie's random id is
+    stored; the row is deleted at sign-out, at "sign out everywhere" and when its token is
+    revoked, and pruned once expired."""
+
+    __tablename__ = "web_sessions"
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    token_id: Mapped[int] = mapped_column(ForeignKey("tokens.id"), index=True)
+    created_at: Mapped[float] = mapped_column(Float)                  # seconds since the epoch
+    expires_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class AuthFailure(Base):
+    """Failed authentications counted per key (``addr:<client address>`` or ``prefix:<token
+    prefix>``) in a fixed window, shared by every instance on the database; rows whose window
+    has ended are pruned."""
+
+    __tablename__ = "auth_failures"
+    key: Mapped[str] = mapped_column(String(80), primary_key=True)
+    window_start: Mapped[float] = mapped_column(Float, index=True)    # seconds since the epoch
+    failures: Mapped[int] = mapped_column(Integer)
+
+
+class LearnerSlot(Base):
+    """A learner's grading request in progress, held in the database so several instances
+    share the one-at-a-time guard: ``key`` is the user's id (negative: a live reading);
+    ``holder`` names the request; a row past ``expires_at`` (its instance died) may be taken."""
+
+    __tablename__ = "learner_slots"
+    key: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    holder: Mapped[str] = mapped_column(String(40))
+    expires_at: Mapped[float] = mapped_column(Float)                  # seconds since the epoch
+
+
+class RateBucket(Base):
+    """A token's rate-limit bucket (``level`` requests left at ``at``), shared by instances."""
+
+    __tablename__ = "rate_buckets"
+    token_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    level: Mapped[float] = mapped_column(Float)
+    at: Mapped[float] = mapped_column(Float)                          # seconds since the epoch

@@ -8,13 +8,13 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection
 
 from grader.db import Database, audit
 
 from grader.db.ids import check_login
-from grader.db.models import Token, User, now
+from grader.db.models import Token, User, WebSession, now
 from grader.errors import GraderError, InputError, Location
 
 from .auth import new_token, token_hash, token_prefix
@@ -65,7 +65,8 @@ def new_token_for(db: Database, login: str, *, actor: str | None = None, address
 
 def revoke(db: Database, login: str, prefix: str | None = None, *, actor: str | None = None,
            address: str = audit.CLI) -> int:
-    """Revoke the user's tokens (or the one whose prefix is given): how many."""
+    """Revoke the user's tokens (or the one whose prefix is given): how many. The pages'
+    sessions opened with those tokens end with them (their rows deleted)."""
     with db.write() as conn:
         uid = conn.execute(select(User.id).where(User.login == login)).scalar()
         if uid is None:
@@ -73,8 +74,10 @@ def revoke(db: Database, login: str, prefix: str | None = None, *, actor: str | 
         q = update(Token).where(Token.user_id == uid, Token.revoked_at.is_(None))
         if prefix:
             q = q.where(Token.prefix == prefix)
-        n: int = conn.execute(q.values(revoked_at=now())).rowcount
-        if n:
+        ids = list(conn.execute(q.values(revoked_at=now()).returning(Token.id)).scalars())
+        n = len(ids)
+        if ids:
+            conn.execute(delete(WebSession).where(WebSession.token_id.in_(ids)))
             audit.write(conn, "token.revoked", actor=actor or audit.operator(), address=address, target=login,
                         detail={"prefix": prefix or "all", "count": n})
         return n

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ from grader.api.service import VERSION
 from grader.db import Database
 
 from . import errors
-from .auth import RateLimiter, TokenCache
+from .auth import FailureThrottle, RateLimiter, TokenCache
 from .errors import APIError
 from .limits import BodyLimit
 from .metrics import Metrics, MetricsMiddleware
@@ -52,32 +52,53 @@ class State:
         self.metrics = Metrics()
         self.limiter = RateLimiter(settings.rate, settings.burst)
         self.tokens = TokenCache(settings.token_cache_s)
+        self.throttle = FailureThrottle(settings.auth_failures, settings.auth_window_s)
         self._inflight: dict[int, int] = {}
         self._lock = threading.Lock()
+        from .shared import SharedRateLimiter, SharedSlots
+        self.shared = bool(settings.shared_limits)          # decided at start when None (PostgreSQL: shared)
+        self.shared_slots = SharedSlots(settings.guard_lease_s)
+        self.shared_limiter = SharedRateLimiter(settings.rate, settings.burst)
 
     def worker_args(self) -> tuple[Any, ...]:
         s = self.settings
         return (s.exercises, s.spec, s.timeout_s, s.memory_mb)
 
-    @contextmanager
-    def busy(self, user_id: int, limit: int = 1) -> Iterator[None]:
-        """At most ``limit`` grading tasks of one learner at once: one learner's slow answers
-        occupy one worker, never all of them."""
+    async def rate_wait(self, token_id: int) -> float:
+        """0 if this token's request may go on; else the seconds until it may."""
+        if not self.shared:
+            return self.limiter.take(token_id)
+        wait: float = await anyio.to_thread.run_sync(self.shared_limiter.take, self.db, token_id)
+        return wait
+
+    @asynccontextmanager
+    async def busy(self, user_id: int) -> AsyncIterator[None]:
+        """One grading task of a learner at once (on every instance, when shared): one
+        learner's slow answers occupy one worker, never all of them."""
+        if self.shared:
+            holder = await anyio.to_thread.run_sync(self.shared_slots.acquire, self.db, user_id)
+            if holder is None:
+                raise _still_grading()
+            try:
+                yield
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(self.shared_slots.release, self.db, user_id, holder)
+            return
         with self._lock:
-            n = self._inflight.get(user_id, 0)
-            if n >= limit:
-                raise APIError(429, "an earlier request of yours is still being graded; retry when it is answered",
-                               headers={"Retry-After": "1"})
-            self._inflight[user_id] = n + 1
+            if self._inflight.get(user_id, 0) >= 1:
+                raise _still_grading()
+            self._inflight[user_id] = 1
         try:
             yield
         finally:
             with self._lock:
-                n = self._inflight.get(user_id, 1) - 1
-                if n:
-                    self._inflight[user_id] = n
-                else:
-                    self._inflight.pop(user_id, None)
+                self._inflight.pop(user_id, None)
+
+
+def _still_grading() -> APIError:
+    return APIError(429, "an earlier request of yours is still being graded; retry when it is answered",
+                    headers={"Retry-After": "1"})
 
 
 def _start(state: State) -> None:
@@ -90,6 +111,10 @@ def _start(state: State) -> None:
     state.db = Database(s.database)
     if state.db.ensure_schema() == "created":
         log.warning("created the database %s", state.db.shown)
+    if s.shared_limits is None:
+        state.shared = state.db.dialect != "sqlite"
+    if state.shared:
+        state.shared_slots.start(state.db)
     state.engine = Engine(s.exercises, s.spec)
     state.pool = WorkerPool(worker_init, state.worker_args(), worker_task, processes=s.workers,
                             memory_mb=s.memory_mb)
@@ -106,6 +131,7 @@ def _start(state: State) -> None:
 
 
 def _stop(state: State) -> None:
+    state.shared_slots.stop()
     for name in ("runner", "executor", "pool"):
         part = getattr(state, name, None)
         if part is not None:

@@ -3,10 +3,18 @@
 A token is ``grd_`` and 43 random URL-safe characters (256 bits); only its SHA-256 is stored
 (a token that random needs no slow hash), with a short prefix to name it in listings. It is
 shown once, when made. A revoked token, an unknown one or none at all is 401.
+
+Failed authentications (a token presented that is not valid, on the API or the sign-in page)
+are counted per client address and per token prefix in the database (``auth_failures``, so
+every instance on one database shares them) and logged, one line with the prefix only; after
+``Settings.auth_failures`` in ``auth_window_s`` seconds, a token that is not valid from that
+address or with that prefix gets 429 with ``Retry-After`` until the window ends (and costs a
+read, no write); a valid one is still accepted.
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import secrets
 import threading
@@ -15,14 +23,16 @@ from dataclasses import dataclass
 
 import anyio
 from fastapi import Depends, Request
-from sqlalchemy import select
+from sqlalchemy import case, delete, select
+from sqlalchemy.dialects import postgresql, sqlite
 
 from grader.db import Database, audit
-from grader.db.models import Token, User
+from grader.db.models import AuthFailure, Token, User
 
 from .errors import APIError
 
 PREFIX = "grd_"
+log = logging.getLogger("grader.serve.auth")
 
 
 def new_token() -> str:
@@ -75,6 +85,124 @@ class RateLimiter:
             return (1.0 - level) / self.rate
 
 
+class Throttled(Exception):
+    """Too many failed authentications from this address or for this token prefix."""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__(f"retry in {wait:.0f} s")
+        self.wait = wait
+
+    @property
+    def retry_after(self) -> str:
+        return str(max(1, math.ceil(self.wait)))
+
+
+def failure_keys(addr: str, credential: str) -> list[str]:
+    """What a failure counts against: the client's address, and the token's prefix when it
+    looks like one of ours."""
+    keys = ["addr:" + addr[:70]]
+    if credential.startswith(PREFIX) and len(credential) > len(PREFIX) + 6:
+        keys.append("prefix:" + token_prefix(credential))
+    return keys
+
+
+def shown(credential: str) -> str:
+    """A presented token as a log may show it: its prefix only."""
+    if credential.startswith(PREFIX) and len(credential) > len(PREFIX) + 6:
+        return ascii(token_prefix(credential) + "...")
+    return "(not a grd_ token)"
+
+
+class FailureThrottle:
+    """Fixed-window counters of failed authentications in the ``auth_failures`` table: one row
+    per key, read and written by its primary key; rows whose window has ended are deleted (at
+    most every ``prune_s`` seconds per process, through the index on ``window_start``), so
+    the table holds only the keys that failed in the last window."""
+
+    def __init__(self, limit: int, window_s: float, prune_s: float = 30.0) -> None:
+        self.limit, self.window_s, self.prune_s = limit, window_s, prune_s
+        self._pruned = 0.0
+
+    def wait(self, db: Database, keys: list[str], now: float | None = None) -> float:
+        """0 if these keys may try; else the seconds until their window ends."""
+        if self.limit <= 0:
+            return 0.0
+        now = time.time() if now is None else now
+        with db.read() as conn:
+            rows = conn.execute(select(AuthFailure.window_start, AuthFailure.failures)
+                                .where(AuthFailure.key.in_(keys))).all()
+        waits = [r.window_start + self.window_s - now for r in rows if r.failures >= self.limit]
+        return max([w for w in waits if w > 0], default=0.0)
+
+    def fail(self, db: Database, keys: list[str], now: float | None = None) -> int:
+        """Count one failure against each key: the highest count in the current windows."""
+        if self.limit <= 0:
+            return 0
+        now = time.time() if now is None else now
+        ended = AuthFailure.window_start <= now - self.window_s
+        insert = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
+        most = 0
+        with db.write() as conn:
+            for key in keys:
+                stmt = insert(AuthFailure).values(key=key, window_start=now, failures=1)
+                stmt = stmt.on_conflict_do_update(          # the row's values before this update
+                    index_elements=[AuthFailure.key],
+                    set_={"failures": case((ended, 1), else_=AuthFailure.failures + 1),
+                          "window_start": case((ended, now), else_=AuthFailure.window_start)})
+                most = max(most, conn.execute(stmt.returning(AuthFailure.failures)).scalar_one())
+            if now - self._pruned >= self.prune_s:
+                self._pruned = now
+                conn.execute(delete(AuthFailure).where(AuthFailure.window_start <= now - self.window_s))
+        return most
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+async def auth_failed(request: Request, credential: str, where: str) -> None:
+    """The one place a failed authentication goes: counted for the throttle, logged (the
+    token's prefix only)."""
+    state = request.app.state.grader
+    addr = client_address(request)
+    n = await anyio.to_thread.run_sync(state.throttle.fail, state.db, failure_keys(addr, credential))
+    if where == "api":       # the sign-in page records its own "login.failed"
+        audit.record(request, "auth.failed", target=token_prefix(credential) if credential.startswith(PREFIX) else "",
+                     detail={"why": "unknown or revoked" if credential.startswith(PREFIX) else "malformed"})
+    log.warning("authentication failed on %s from %s with token %s (%d of %d allowed in %g s)", where, ascii(addr),
+                shown(credential), n, state.settings.auth_failures, state.settings.auth_window_s)
+
+
+def _throttled(request: Request, credential: str, where: str, wait: float) -> Throttled:
+    log.warning("authentication throttled on %s from %s with token %s: too many failures, retry in %d s", where,
+                ascii(client_address(request)), shown(credential), max(1, math.ceil(wait)))
+    return Throttled(wait)
+
+
+async def authenticate(request: Request, credential: str, where: str) -> Principal | None:
+    """A presented token's user, for the API and the sign-in page alike. A token that is not
+    valid is None, its failure counted and logged, or :class:`Throttled` when its address or
+    prefix failed too often (then nothing is written). A valid token is never refused here, so
+    neither failures from a shared address (a campus NAT, a proxy) nor someone who knows a
+    token's prefix can lock its owner out; 256 random bits are not guessed in any case."""
+    state = request.app.state.grader
+    digest = token_hash(credential)
+    who: Principal | None = state.tokens.get(digest)
+    if who is not None:
+        return who
+    if len(credential) <= 200 and credential.startswith(PREFIX):
+        who = await anyio.to_thread.run_sync(lookup_hash, state.db, digest)
+    if who is not None:
+        state.tokens.put(digest, who)
+        return who
+    wait = await anyio.to_thread.run_sync(state.throttle.wait, state.db,
+                                          failure_keys(client_address(request), credential))
+    if wait > 0:
+        raise _throttled(request, credential, where, wait)
+    await auth_failed(request, credential, where)
+    return None
+
+
 def _unauthorized(message: str) -> APIError:
     return APIError(401, message, headers={"WWW-Authenticate": 'Bearer realm="grader"'})
 
@@ -119,20 +247,15 @@ async def current_user(request: Request) -> Principal:
         raise _unauthorized("no token: send the header 'Authorization: Bearer <token>'")
     if scheme.lower() != "bearer" or not token.strip():
         raise _unauthorized("the Authorization header must be 'Bearer <token>'")
-    token = token.strip()
-    if len(token) > 200 or not token.startswith(PREFIX):
-        audit.record(request, "auth.failed", target=token_prefix(token), detail={"why": "malformed"})
-        raise _unauthorized("invalid or revoked token")
     state = request.app.state.grader
-    digest = token_hash(token)
-    who = state.tokens.get(digest)
+    try:
+        who = await authenticate(request, token.strip(), "api")
+    except Throttled as e:
+        raise APIError(429, f"too many failed authentications from this address or for this token; "
+                            f"retry in {e.retry_after} s", headers={"Retry-After": e.retry_after}) from None
     if who is None:
-        who = await anyio.to_thread.run_sync(lookup_hash, state.db, digest)
-        if who is None:
-            audit.record(request, "auth.failed", target=token_prefix(token), detail={"why": "unknown or revoked"})
-            raise _unauthorized("invalid or revoked token")
-        state.tokens.put(digest, who)
-    wait = state.limiter.take(who.token_id)
+        raise _unauthorized("invalid or revoked token")
+    wait = await state.rate_wait(who.token_id)
     if wait:
         raise APIError(429, f"too many requests: at most {state.settings.rate:g} a second per token "
                             f"(bursts of {state.settings.burst}); retry in {wait:.2f} s",

@@ -25,6 +25,11 @@ class Settings:
     burst: int = 100                # ... and in a burst
     max_queued_jobs: int = 5        # a learner's code jobs waiting at once
     ready_timeout_s: float = 5.0    # /readyz: the canary answer and the database write, each within this
+    auth_failures: int = 20         # failed authentications per client address, and per token prefix, ...
+    auth_window_s: float = 300.0    # ... in this window; then 429 until it ends (0 failures: no throttling)
+    shared_limits: bool | None = None   # the per-learner guard and rate limit in the database (None:
+    #                                     on PostgreSQL, where several instances may share it; grader.serve.shared)
+    guard_lease_s: float = 30.0     # a guard's row left by a killed instance is taken over after this long
     token_cache_s: float = 1.0      # a valid token is looked up again after this long (revocation delay)
     web_secret: bytes | None = None # signs the pages' sessions (grader.serve.secret); None: made at start
     job_executor: Any = None        # makes the job executor (on_progress) -> JobExecutor; None: local processes

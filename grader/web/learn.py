@@ -25,8 +25,10 @@ from grader.serve.workers import TaskFailed
 
 from . import service
 from .render import page, redirect
-from .session import (SESSION, SESSION_S, PageError, as_page_error, check_csrf, page_user, session_value, set_cookie,
-                      sign_in)
+from grader.serve.auth import Throttled
+
+from .session import (PageError, as_page_error, check_csrf, end_session, end_sessions_everywhere, page_user,
+                      sign_in, start_session, throttled_page)
 
 if TYPE_CHECKING:
     from grader.serve.app import State
@@ -42,20 +44,32 @@ def login_form(request: Request) -> Response:
 
 @router.post("/learn/login", dependencies=[Depends(check_csrf)])
 async def login(request: Request, token: str = Form("", max_length=300)) -> Response:
-    found = await sign_in(request, token)
-    audit.record(request, "login" if found else "login.failed", actor=found[0].login if found else "", target="/learn/login")
-    if found is None:
+    try:
+        who = await sign_in(request, token)
+    except Throttled as e:
+        err = throttled_page(e)
+        return page(request, "login.html", status=err.status, headers=err.headers, error=err.message)
+    audit.record(request, "login" if who else "login.failed", actor=who.login if who else "", target="/learn/login")
+    if who is None:
         return page(request, "login.html", status=401, error="That token is not valid (or was revoked).")
-    who, digest = found
     resp = redirect("/staff" if who.instructor else "/learn")
-    set_cookie(resp, SESSION, session_value(request, digest), max_age=SESSION_S)
+    await start_session(request, who, resp)
     return resp
 
 
 @router.post("/logout", dependencies=[Depends(check_csrf)])
-def logout(request: Request) -> Response:
+async def logout(request: Request) -> Response:
+    """Sign out: this browser's session ends (its row deleted)."""
     resp = redirect("/learn/login")
-    resp.delete_cookie(SESSION, path="/")
+    await end_session(request, resp)
+    return resp
+
+
+@router.post("/learn/sign-out-everywhere", dependencies=[Depends(check_csrf)])
+async def sign_out_everywhere(request: Request, who: Principal = Depends(page_user)) -> Response:
+    """Every session of this user ends, in every browser."""
+    resp = redirect("/learn/login")
+    await end_sessions_everywhere(request, who, resp)
     return resp
 
 
@@ -119,7 +133,7 @@ async def submit(problem_id: str, request: Request, answer: str = Form("", max_l
     answers: dict[str, object] = {problem_id: answer}
     body_hash = hashlib.sha256(json.dumps({"answers": answers}, ensure_ascii=False).encode()).hexdigest()
     try:
-        with st.busy(who.id):
+        async with st.busy(who.id):
             _, obj = await store.submit(st, who, answers, ("page-" + nonce) if nonce else None, body_hash)
     except APIError as e:
         return _exercise(request, who, problem_id, error=e.message, answer=answer, status=e.status)
@@ -137,7 +151,7 @@ async def validate(request: Request, problem: str = Form(..., max_length=200),
     if not answer.strip():
         return page(request, "_reading.html", reading=None, answer=answer)
     try:
-        with st.busy(-who.id):          # one reading at a time per learner, apart from their submissions
+        async with st.busy(-who.id):          # one reading at a time per learner, apart from their submissions
             out = await asyncio.wrap_future(st.pool.submit(("validate", problem, answer), st.settings.timeout_s + 3))
     except APIError:
         return page(request, "_reading.html", status=200, reading={"busy": True}, answer=answer)

@@ -55,7 +55,7 @@ def page(request: Request, template: str, status: int = 200, headers: dict[str, 
     resp = HTMLResponse(html, status_code=status, headers={**HEADERS, **(headers or {})})
     new = getattr(request.state, "new_csrf", None)
     if new:
-        set_cookie(resp, CSRF, new)
+        set_cookie(request, resp, CSRF, new)
     return resp
 
 

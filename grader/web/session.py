@@ -1,14 +1,20 @@
-"""Sign-in for the pages: the token once, then a session cookie; CSRF on every form.
+"""Sign-in for the pages: the token once, then a server-side session; CSRF bound to it.
 
-- The session cookie (``grader_session``) is httpOnly, SameSite=Strict, path ``/``: the
-  token's SHA-256 (what the database keeps, never the token), an expiry, and an HMAC of both
-  under the service's secret, kept in a file (``grader serve --secret-file``, default
-  ./grader.secret: a restart signs nobody out; a new secret signs everyone out). Every request
-  looks the digest up again (through the service's 1 s token cache), so ``grader users
-  revoke`` ends a session as it ends the token.
-- CSRF: a random ``grader_csrf`` cookie (httpOnly, SameSite=Strict) and, in every form (and
-  htmx's ``X-CSRF-Token`` header), an HMAC of it. A POST without the matching value is 403,
-  whatever its cookies.
+- The session is a row of ``web_sessions`` (user, token, expiry: 12 hours): the cookie carries
+  a random id (256 bits) and an HMAC of it under the service's secret (``grader serve
+  --secret-file``: a restart signs nobody out, a new secret signs everyone out); the database
+  keeps only the id's SHA-256. Every page request looks the row up, with its token not
+  revoked, so sign-out (the row deleted), "sign out everywhere" (all the user's rows deleted)
+  and ``grader users revoke`` (the token's rows deleted) end a session at once, on every
+  instance sharing the database; a saved cookie opens nothing after that.
+- CSRF: every form (and htmx's ``X-CSRF-Token`` header) carries an HMAC of the session id, or,
+  before sign-in, of a random pre-session cookie (``grader_csrf``). A POST without the value
+  bound to this browser's own session is 403, whatever its cookies: a pair taken from another
+  session does not fit.
+- Cookies are httpOnly, SameSite=Strict, Path=/. When the request came over HTTPS (TLS, or a
+  proxy's forwarded scheme with uvicorn's ``--proxy-headers``), they are named
+  ``__Host-grader_session`` and ``__Host-grader_csrf`` and marked Secure with no Domain, so no
+  other site or sub-domain can set them; over plain HTTP they keep their plain names.
 """
 from __future__ import annotations
 
@@ -19,14 +25,18 @@ import secrets
 import time
 
 import anyio
-from starlette.responses import Response
 from fastapi import Request
+from sqlalchemy import delete, insert, select
+from starlette.responses import Response
 
-from grader.serve.auth import PREFIX, Principal, lookup_hash, token_hash
+from grader.db import Database
+from grader.db.models import Token, User, WebSession
+from grader.serve.auth import Principal, Throttled, authenticate
 from grader.serve.errors import APIError
 
 SESSION, CSRF = "grader_session", "grader_csrf"
 SESSION_S = 12 * 3600
+HOST_PREFIX = "__Host-"
 
 
 class PageError(Exception):
@@ -51,54 +61,136 @@ def _sign(key: bytes, text: str) -> str:
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
-def session_value(request: Request, digest: str) -> str:
-    body = f"{digest}.{int(time.time()) + SESSION_S}"
-    return f"{body}.{_sign(secret(request), 'session:' + body)}"
+# ------------------------------------------------------------------ cookies
+
+def secure(request: Request) -> bool:
+    return request.url.scheme == "https"
 
 
-def _session_digest(request: Request) -> str | None:
-    raw = request.cookies.get(SESSION, "")
-    parts = raw.split(".")
-    if len(parts) != 3 or len(raw) > 200:
+def cookie_name(request: Request, name: str) -> str:
+    """``__Host-`` + name over HTTPS, the plain name over HTTP."""
+    return HOST_PREFIX + name if secure(request) else name
+
+
+def cookie(request: Request, name: str) -> str:
+    return request.cookies.get(cookie_name(request, name), "")
+
+
+def set_cookie(request: Request, response: Response, name: str, value: str, max_age: int | None = None) -> None:
+    response.set_cookie(cookie_name(request, name), value, max_age=max_age, httponly=True, samesite="strict",
+                        path="/", secure=secure(request))
+
+
+def delete_cookie(request: Request, response: Response, name: str) -> None:
+    response.delete_cookie(cookie_name(request, name), path="/", secure=secure(request), httponly=True,
+                           samesite="strict")
+
+
+# ------------------------------------------------------------------ sessions
+
+def session_hash(sid: str) -> str:
+    return hashlib.sha256(sid.encode()).hexdigest()
+
+
+def session_id(request: Request) -> str | None:
+    """The session id of this browser's cookie, if its signature holds (alive or not)."""
+    raw = cookie(request, SESSION)
+    sid, _, sig = raw.partition(".")
+    if len(sid) != 43 or not hmac.compare_digest(sig, _sign(secret(request), "session:" + sid)):
         return None
-    digest, exp, sig = parts
-    if not hmac.compare_digest(sig, _sign(secret(request), f"session:{digest}.{exp}")):
-        return None
-    if not exp.isdigit() or int(exp) < time.time():
-        return None
-    return digest
+    return sid
 
 
-def set_cookie(response: Response, name: str, value: str, max_age: int | None = None) -> None:
-    response.set_cookie(name, value, max_age=max_age, httponly=True, samesite="strict", path="/",
-                        secure=False)   # the service listens on 127.0.0.1 behind a TLS proxy (docs/service.md)
+def _new_session(db: Database, who: Principal, sid: str, now: float) -> None:
+    with db.write() as conn:
+        conn.execute(delete(WebSession).where(WebSession.expires_at <= now))       # expired ones pruned
+        conn.execute(insert(WebSession).values(id_hash=session_hash(sid), user_id=who.id, token_id=who.token_id,
+                                               created_at=now, expires_at=now + SESSION_S))
+
+
+def _delete_session(db: Database, digest: str) -> None:
+    with db.write() as conn:
+        conn.execute(delete(WebSession).where(WebSession.id_hash == digest))
+
+
+def end_all_sessions(db: Database, user_id: int) -> int:
+    """Delete every session of the user: how many."""
+    with db.write() as conn:
+        n: int = conn.execute(delete(WebSession).where(WebSession.user_id == user_id)).rowcount
+    return n
+
+
+def _session_user(db: Database, digest: str, now: float) -> Principal | None:
+    with db.read() as conn:
+        row = conn.execute(select(User.id, User.login, User.name, User.role, Token.id.label("tid"))
+                           .join(WebSession, WebSession.user_id == User.id)
+                           .join(Token, Token.id == WebSession.token_id)
+                           .where(WebSession.id_hash == digest, WebSession.expires_at > now,
+                                  Token.revoked_at.is_(None))).first()
+    return Principal(row.id, row.login, row.name, row.role, row.tid) if row else None
+
+
+async def start_session(request: Request, who: Principal, response: Response) -> None:
+    """A signed-in browser: a new session row and its cookie (the one path of a successful
+    sign-in)."""
+    sid = secrets.token_urlsafe(32)
+    await anyio.to_thread.run_sync(_new_session, request.app.state.grader.db, who, sid, time.time())
+    set_cookie(request, response, SESSION, f"{sid}.{_sign(secret(request), 'session:' + sid)}", max_age=SESSION_S)
+
+
+async def end_session(request: Request, response: Response) -> None:
+    """Sign-out: this browser's session row deleted (a saved copy of the cookie opens nothing)
+    and its cookie cleared."""
+    sid = session_id(request)
+    if sid is not None:
+        await anyio.to_thread.run_sync(_delete_session, request.app.state.grader.db, session_hash(sid))
+    delete_cookie(request, response, SESSION)
+
+
+async def end_sessions_everywhere(request: Request, who: Principal, response: Response) -> int:
+    """"Sign out everywhere": every session of the user deleted, this browser's cookie cleared."""
+    n = await anyio.to_thread.run_sync(end_all_sessions, request.app.state.grader.db, who.id)
+    delete_cookie(request, response, SESSION)
+    return n
 
 
 # ------------------------------------------------------------------ CSRF
 
 def csrf_cookie(request: Request) -> str:
-    """This browser's CSRF cookie value (made now if it has none; the page sets it)."""
-    value = request.cookies.get(CSRF, "")
+    """This browser's pre-session CSRF cookie value (made now if it has none; the page sets it)."""
+    value = cookie(request, CSRF)
     if len(value) != 43:
         value = getattr(request.state, "new_csrf", None) or secrets.token_urlsafe(32)
         request.state.new_csrf = value
     return value
 
 
+def _expected_csrf(request: Request, pre: str | None) -> str | None:
+    sid = session_id(request)
+    if sid is not None:
+        return _sign(secret(request), "csrf:session:" + sid)[:40]
+    if pre is not None and len(pre) == 43:
+        return _sign(secret(request), "csrf:pre:" + pre)[:40]
+    return None
+
+
 def csrf_token(request: Request) -> str:
-    return _sign(secret(request), "csrf:" + csrf_cookie(request))[:40]
+    """The value this browser's forms carry: bound to its session (before sign-in, to its
+    pre-session cookie)."""
+    expected = _expected_csrf(request, csrf_cookie(request) if session_id(request) is None else None)
+    assert expected is not None
+    return expected
 
 
 async def check_csrf(request: Request) -> None:
     """Every POST of the pages: the form's ``csrf`` field (or the X-CSRF-Token header) must be
-    the HMAC of this browser's CSRF cookie."""
-    cookie = request.cookies.get(CSRF, "")
+    the value bound to this browser's session (or pre-session cookie)."""
     sent = request.headers.get("x-csrf-token")
     if sent is None:
         form = await request.form()
         field = form.get("csrf")
         sent = field if isinstance(field, str) else None
-    expected = _sign(secret(request), "csrf:" + cookie)[:40] if len(cookie) == 43 else None
+    expected = _expected_csrf(request, cookie(request, CSRF))
     if not expected or not isinstance(sent, str) or not hmac.compare_digest(sent, expected):
         raise PageError(403, "This form has expired or did not come from this site (no valid CSRF token). "
                              "Reload the page and try again.")
@@ -106,32 +198,30 @@ async def check_csrf(request: Request) -> None:
 
 # ------------------------------------------------------------------ who is signed in
 
-async def sign_in(request: Request, token: str) -> tuple[Principal, str] | None:
-    token = token.strip()
-    if not token.startswith(PREFIX) or len(token) > 200:
-        return None
-    digest = token_hash(token)
-    who = await anyio.to_thread.run_sync(lookup_hash, request.app.state.grader.db, digest)
-    return (who, digest) if who else None
+async def sign_in(request: Request, token: str) -> Principal | None:
+    """The token of the sign-in form: its user, or None (the failure counted and logged);
+    :class:`~grader.serve.auth.Throttled` after too many failures."""
+    return await authenticate(request, token.strip(), "sign-in")
+
+
+def throttled_page(e: Throttled) -> PageError:
+    return PageError(429, f"Too many failed sign-ins from this address or with this token; retry in "
+                          f"{e.retry_after} s.", {"Retry-After": e.retry_after})
 
 
 async def page_user(request: Request) -> Principal:
     """The dependency of every page: the session's user (within the token's rate limit)."""
-    digest = _session_digest(request)
-    if digest is None:
+    sid = session_id(request)
+    if sid is None:
         raise PageError(401, "Please sign in.")
     state = request.app.state.grader
-    who = state.tokens.get(digest)
+    who = await anyio.to_thread.run_sync(_session_user, state.db, session_hash(sid), time.time())
     if who is None:
-        who = await anyio.to_thread.run_sync(lookup_hash, state.db, digest)
-        if who is None:
-            raise PageError(401, "Your token was revoked or your session has ended; please sign in again.")
-        state.tokens.put(digest, who)
-    wait = state.limiter.take(who.token_id)
+        raise PageError(401, "Your session has ended or your token was revoked; please sign in again.")
+    wait = await state.rate_wait(who.token_id)
     if wait:
         raise PageError(429, f"Too many requests; retry in {wait:.1f} s.",
                         {"Retry-After": str(max(1, math.ceil(wait)))})
-    assert isinstance(who, Principal)
     return who
 
 

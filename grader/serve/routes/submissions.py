@@ -46,7 +46,7 @@ async def validate(request: Request, who: Principal = Depends(current_user)) -> 
     store.check_shape({problem: answer}, where="body.answer")
 
     t0 = time.perf_counter()
-    with st.busy(who.id):
+    async with st.busy(who.id):
         try:
             out = await asyncio.wrap_future(st.pool.submit(("validate", problem, answer), st.settings.timeout_s + 3))
         except TaskFailed as e:
@@ -97,7 +97,7 @@ async def submit(request: Request, who: Principal = Depends(current_user),
     if idempotency_key is not None and (not idempotency_key.strip() or not idempotency_key.isprintable()):
         raise APIError(400, "Idempotency-Key must be printable text", location="header.Idempotency-Key")
     body_hash = hashlib.sha256(raw).hexdigest()
-    with st.busy(who.id):
+    async with st.busy(who.id):
         status, obj = await store.submit(st, who, answers, idempotency_key, body_hash)
     headers = {"Location": f"/api/v1/submissions/{obj['id']}"}
     if status == 200:

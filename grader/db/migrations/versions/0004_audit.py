@@ -1,13 +1,13 @@
 """The audit log: an append-only table (triggers refuse UPDATE and DELETE).
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0003
 """
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0004"
-down_revision = "0002"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
