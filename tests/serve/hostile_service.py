@@ -26,9 +26,6 @@ from typing import Any
 
 NO_BODY: Any = object()
 
-# the branches of issue #26 that make a pending case pass (the lead flips the markers at merge)
-THROTTLE = "#26 item 3: lands with branch sessions"
-SESSIONS = "#26 item 4: lands with branch sessions"
 
 HONEST = {"17-08/practice-1": 64}       # alice's answer after each family: right, 1 point (64 = 8 * 8)
 HONEST_SCORE = 1
@@ -93,10 +90,9 @@ CASES: list[Case] = [
     Case("submit-unknown-token", "tokens", "POST", SUBMIT, DENIED, who="header:Bearer grd_" + "B" * 43,
          json={"answers": HONEST}),
     Case("wrong-tokens-throttled", "tokens", "GET", SUBMIT, S(429), who="header:Bearer grd_" + "C" * 43,
-         repeat=60, source="127.0.0.9", after=("retry_after",), pending=THROTTLE),
+         repeat=60, source="127.0.0.9", after=("retry_after",)),
     Case("wrong-logins-throttled", "tokens", "POST", "/learn/login", S(429), who=None, page="anon", csrf="own",
-         form=(("token", "grd_" + "D" * 43),), repeat=60, source="127.0.0.10", after=("retry_after",),
-         pending=THROTTLE),
+         form=(("token", "grd_" + "D" * 43),), repeat=60, source="127.0.0.10", after=("retry_after",)),
     # ------------------------------------------------------------ other learners' data
     Case("read-alice-submission", "others", "GET", SUBMIT + "/{alice_sub}", S(403, 404)),
     Case("list-alice-submissions", "others", "GET", SUBMIT + "?learner=alice", S(200, 403),
@@ -130,7 +126,7 @@ CASES: list[Case] = [
     Case("own-csrf-accepted", "csrf", "POST", "/learn/validate", S(200), who=None, page="mallory", csrf="own",
          form=(("problem", "17-08/practice-1"), ("answer", "64"))),
     Case("planted-csrf-pair", "csrf", "POST", "/learn/exercise/17-08/practice-1", S(403), who=None,
-         page="mallory", csrf="planted", form=(("answer", "64"),), after=("nothing_stored",), pending=SESSIONS),
+         page="mallory", csrf="planted", form=(("answer", "64"),), after=("nothing_stored",)),
     # ------------------------------------------------------------ sessions
     Case("forged-cookie", "sessions", "GET", "/learn", S(303, 401), who=None,
          headers=(("Cookie", "grader_session=" + "0" * 64 + ".9999999999." + "0" * 64),)),
@@ -139,7 +135,7 @@ CASES: list[Case] = [
     Case("cookie-expiry-pushed", "sessions", "GET", "/learn", S(303, 401), who=None, page="mallory",
          csrf="extend"),
     Case("cookie-after-logout", "sessions", "GET", "/learn", S(303, 401), who=None, page="mallory",
-         csrf="logged-out", pending=SESSIONS),
+         csrf="logged-out"),
     Case("bearer-on-pages", "sessions", "GET", "/learn", S(303, 401)),
     # ------------------------------------------------------------ injection
     Case("sql-in-answer", "injection", "POST", SUBMIT, S(201), json={"answers": {
