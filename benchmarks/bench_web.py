@@ -16,6 +16,7 @@ class _Req:                        # what the template and the CSRF token read o
     def __init__(self):
         from types import SimpleNamespace
         self.cookies, self.state = {}, SimpleNamespace()
+        self.url, self.headers = SimpleNamespace(scheme="http"), {}
         self.app = SimpleNamespace(state=SimpleNamespace(web_secret=b"k" * 32))
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 
 import pytest
@@ -66,6 +67,11 @@ def test_wrong_tokens_from_one_address_get_429_and_are_logged(app, caplog):
     for t in sent:                                      # the prefix is logged, never the token
         assert not any(t in m for m in lines)
     assert any(repr(t[:10] + "...") in m for m in failed for t in sent[:LIMIT])
+    # the lines as docs/service.md shows them
+    assert re.fullmatch(rf"authentication failed on api from '10\.0\.0\.1' with token 'grd_.{{6}}\.\.\.' "
+                        rf"\({LIMIT} of {LIMIT} allowed in {WINDOW:g} s\)", failed[-1]), failed[-1]
+    assert re.fullmatch(r"authentication throttled on api from '10\.0\.0\.1' with token 'grd_.{6}\.\.\.': "
+                        r"too many failures, retry in \d+ s", throttled[0]), throttled[0]
 
 
 def test_wrong_tokens_for_one_prefix_get_429_from_any_address(app):
