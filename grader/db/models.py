@@ -93,6 +93,11 @@ class Answer(Base):
     pending_points: Mapped[float | None] = mapped_column(Float, nullable=True)
     feedback: Mapped[str | None] = mapped_column(Text, nullable=True)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # an answer to a problem of an assessment (grader.serve.course): which, and, when it came late,
+    # the engine's score before the penalty and the points the penalty took (``score`` is after it)
+    assessment_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    raw_score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    penalty: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class Review(Base):
@@ -190,3 +195,40 @@ class RateBucket(Base):
     token_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     level: Mapped[float] = mapped_column(Float)
     at: Mapped[float] = mapped_column(Float)                          # seconds since the epoch
+
+
+class Extension(Base):
+    """A learner's own due date for an assessment, granted by a member of staff; the latest row
+    of a (learner, assessment) counts, and a row whose ``due`` is NULL revokes the one before."""
+
+    __tablename__ = "extensions"
+    __table_args__ = (Index("ix_extensions_user_assessment", "user_id", "assessment_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    assessment_id: Mapped[str] = mapped_column(String(200))
+    due: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)     # UTC; NULL: revoked
+    granted_by: Mapped[str] = mapped_column(String(200))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class AssessmentStart(Base):
+    """When a learner started a timed assessment (its clock runs from here); one per learner."""
+
+    __tablename__ = "assessment_starts"
+    __table_args__ = (UniqueConstraint("user_id", "assessment_id", name="uq_assessment_start"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    assessment_id: Mapped[str] = mapped_column(String(200))
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class Release(Base):
+    """Staff released an assessment's scores and feedback to its learners (its ``show`` is
+    ``on_release``, or earlier than its due date): from the first row on, they are shown."""
+
+    __tablename__ = "releases"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    assessment_id: Mapped[str] = mapped_column(String(200), index=True)
+    released_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    released_by: Mapped[str] = mapped_column(String(200))
