@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grader.api import AnswerLimits, Bank, LocalPoolExecutor, SerialExecutor, grade_class, grade_submission, learner_variant, load_bank, load_submissions, result_json, submission_json, totals, validate_answer
+from grader.api import AnswerLimits, Bank, Course, load_course, LocalPoolExecutor, SerialExecutor, grade_class, grade_submission, learner_variant, load_bank, load_submissions, result_json, submission_json, totals, validate_answer
 from grader.api.service import BankProblem, answer_failed, code_not_run, grade_code_file, json_number
 
 JSON = dict[str, Any]
@@ -46,6 +46,7 @@ class Engine:
         self.problems: tuple[BankProblem, ...] = tuple(self.bank.problems)
         self.by_id = {p.id: p for p in self.problems}
         self.total = sum(float(p.points) for p in self.problems)
+        self.course: Course | None = load_course(self.bank)     # the assessments file, if the bank has one
 
     def reloaded(self) -> Engine:
         return Engine(self.exercises, self.spec)
@@ -62,8 +63,16 @@ class Engine:
         return float(p.points) if p else 0.0
 
     def attempts(self, problem_id: str) -> int | None:
+        """Answers that count: its assessment's ``attempts`` where it sets one, else the problem's."""
         p = self.by_id.get(problem_id)
+        a = self.course.of_problem(problem_id) if self.course is not None else None
+        if a is not None and a.attempts is not None:
+            return a.attempts
         return p.attempts if p else None
+
+    def title(self, problem_id: str) -> str:
+        p = self.by_id.get(problem_id)
+        return (getattr(p, "title", "") or problem_id) if p else problem_id
 
     def prompt(self, problem_id: str, learner: str | None) -> str:
         p = self.by_id[problem_id]
@@ -73,7 +82,7 @@ class Engine:
         """What a learner may see of a problem: never the reference, mistakes or solution."""
         prompt, drawn = _as_seen(self.bank, p, learner) if learner else (p.prompt, None)
         row: JSON = {"id": p.id, "kind": p.kind, "points": _num(float(p.points)), "prompt": prompt,
-                     "choices": dict(p.choices) if p.choices else None, "attempts": p.attempts,
+                     "choices": dict(p.choices) if p.choices else None, "attempts": self.attempts(p.id),
                      "variant": drawn}
         if learner is None and p.variant is not None:       # staff: the candidate values
             row["variant_choices"] = {k: list(vals) for k, vals in p.variant.choose}

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Connection
 from grader.db.ids import login_problem, shown
 from grader.db.models import Answer, Job, Record, Submission, User, now
 
+from .course import carry_late
 from .store import S, insert_graded, update_answers
 
 if TYPE_CHECKING:
@@ -82,6 +83,9 @@ class JobWork:
         tests = answer.pop("tests", [])
         answer.pop("sandbox", None)
         answer["job_id"] = job.id
+        params = job.params if isinstance(job.params, dict) else {}
+        if params.get("assessment"):
+            answer = carry_late(answer, {"assessment": params["assessment"], "late": params.get("late")})
         obj = self.state.engine.assemble(self._login(conn, job.user_id), [answer])
         sub_id = insert_graded(conn, job.user_id, obj, "code")
         self.state.metrics.submissions.labels("code").inc()
@@ -127,6 +131,7 @@ class JobWork:
                 r = {k: v for k, v in r.items() if k not in ("tests", "sandbox")}
                 if isinstance(row.result, dict) and row.result.get("job_id"):
                     r["job_id"] = row.result["job_id"]
+                r = carry_late(r, row.result if isinstance(row.result, dict) else None)
                 regraded += 1
                 if float(r["score"]) != float(row.score or 0) or r.get("status") != row.status:
                     changes.append({"submission_id": sub_id, "answer_id": answer_id, "learner": row.login,

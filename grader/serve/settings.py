@@ -1,7 +1,9 @@
 """What `grader serve` is started with."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 POLICIES = ("best", "last")
@@ -34,3 +36,5 @@ class Settings:
     web_secret: bytes | None = None # signs the pages' sessions (grader.serve.secret); None: made at start
     job_executor: Any = None        # makes the job executor (on_progress) -> JobExecutor; None: local processes
     #                                 (`--scheduler`: a Dask cluster's, grader.cluster.jobs.DaskJobExecutor)
+    now: Callable[[], datetime] | None = None   # the clock of assessments' windows (UTC); None: the system's
+    #                                             (tests set one: grader.serve.course.clock)

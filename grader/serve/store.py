@@ -43,7 +43,8 @@ GRADED = update(S).where(S.c.id == bindparam("b_sid"), S.c.status == "received")
 UPDATE_ANSWER = update(A).where(A.c.id == bindparam("b_id")).values(
     status=bindparam("status"), correct=bindparam("correct"), score=bindparam("score"),
     max_score=bindparam("max_score"), pending_points=bindparam("pending_points"), feedback=bindparam("feedback"),
-    result=bindparam("result"))
+    result=bindparam("result"), assessment_id=bindparam("assessment_id"), raw_score=bindparam("raw_score"),
+    penalty=bindparam("penalty"))
 
 
 def iso(dt: datetime | None) -> str | None:
@@ -107,15 +108,18 @@ async def submit(state: State, who: Principal, answers: dict[str, object], key: 
     """Store (committed), grade (in a worker), store the grades (committed), answer: (HTTP
     status, the submission's object). Runs on the event loop; the database and the workers are
     reached through futures."""
+    from . import course
     check_shape(answers)
     sub_id, created = new_id(), now()
     rows = _answer_rows(sub_id, who.id, answers, created)
+    gates: dict[str, course.Gate] = {}
 
     def store(conn: Connection) -> Record | None:
         if key:
             found = conn.execute(BY_KEY, {"b_user": who.id, "b_key": key}).first()
             if found is not None:
                 return found
+        gates.update(course.gate(state, conn, who.id, list(answers), course.clock(state)))
         check_attempts(state, conn, who.id, answers)
         conn.execute(INSERT_SUBMISSION, {"id": sub_id, "user_id": who.id, "idempotency_key": key,
                                          "body_hash": body_hash, "source": "api", "status": "received",
@@ -139,6 +143,9 @@ async def submit(state: State, who: Principal, answers: dict[str, object], key: 
         obj = await anyio.to_thread.run_sync(_one_by_one, state, who.login, answers, e)
     state.metrics.grading.labels("submission").observe(time.perf_counter() - t0)
     _check(obj, answers)
+    if gates:
+        course.mark(obj["results"], gates)
+        course.rescore(obj)
     await asyncio.wrap_future(state.db.submit_write(lambda conn: _record(conn, sub_id, rows, obj)))
     view = {"id": sub_id, "learner": who.login, "source": "api", "status": "graded", "created_at": iso(created),
             "graded_at": iso(now()), **{k: v for k, v in obj.items() if k not in ("learner", "results")},
@@ -209,10 +216,19 @@ def update_answers(conn: Connection, graded: list[tuple[str, JSON]]) -> None:
     """Store each (answer id, per-answer object) as that answer's grade."""
     params = [{"b_id": aid, "status": r.get("status"), "correct": r.get("correct"),
                "score": float(r.get("score") or 0), "max_score": float(r.get("max_score") or 0),
-               "pending_points": float(r.get("pending_points") or 0), "feedback": r.get("feedback"), "result": r}
-              for aid, r in graded]
+               "pending_points": float(r.get("pending_points") or 0), "feedback": r.get("feedback"), "result": r,
+               **late_columns(r)} for aid, r in graded]
     if params:
         conn.execute(UPDATE_ANSWER, params)
+
+
+def late_columns(r: JSON) -> JSON:
+    """An answer's assessment, raw score and late penalty, as its result names them."""
+    def number(key: str) -> float | None:
+        return None if r.get(key) is None else float(r[key])
+    aid = r.get("assessment")
+    return {"assessment_id": aid if isinstance(aid, str) else None, "raw_score": number("raw_score"),
+            "penalty": number("penalty")}
 
 
 def _stored_answers(conn: Connection, sub_id: str) -> Sequence[Record]:
@@ -322,8 +338,8 @@ def insert_graded(conn: Connection, user_id: int, obj: JSON, source: str, create
     rows = [{"id": new_id(), "submission_id": sub_id, "user_id": user_id, "problem_id": str(r["id"]), "position": i,
              "raw": r.get("answer"), "created_at": created, "status": r.get("status"), "correct": r.get("correct"),
              "score": float(r.get("score") or 0), "max_score": float(r.get("max_score") or 0),
-             "pending_points": float(r.get("pending_points") or 0), "feedback": r.get("feedback"), "result": r}
-            for i, r in enumerate(obj["results"])]
+             "pending_points": float(r.get("pending_points") or 0), "feedback": r.get("feedback"), "result": r,
+             **late_columns(r)} for i, r in enumerate(obj["results"])]
     if rows:
         conn.execute(insert(A), rows)
     return sub_id

@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection
 from grader.db import audit
 from grader.db.models import Job, Record, User, new_id, now
 
-from .. import store
+from .. import course, store
 from ..auth import Principal, current_user, instructor
 from ..engine import safe_name
 from ..errors import APIError, not_found
@@ -72,6 +72,7 @@ async def code_submission(request: Request, problem: str = Form(..., max_length=
                        location="body.problem")
     data = await _read(file, st.settings.max_code, "solution file")
     filename = safe_name(file.filename or "", "solution.py", (".py",))
+    params: dict[str, Any] = {"problem": problem, "filename": filename}
 
     def check(conn: Connection) -> None:
         queued = conn.execute(select(func.count()).select_from(Job).where(
@@ -79,10 +80,14 @@ async def code_submission(request: Request, problem: str = Form(..., max_length=
         if queued >= st.settings.max_queued_jobs and not who.instructor:
             raise APIError(429, f"{queued} of your jobs are waiting; submit again when one is done",
                            headers={"Retry-After": "10"})
+        g = course.gate(st, conn, who.id, [problem], course.clock(st)).get(problem)
         store.check_attempts(st, conn, who.id, [problem])
+        if g is not None:       # graded later: the window of the moment it was accepted counts
+            params["assessment"] = g.assessment
+            if g.window.state == "late":
+                params["late"] = {"fraction": g.window.penalty}
     from anyio import to_thread
-    job = await to_thread.run_sync(lambda: _create(st, who, "code", problem=problem,
-                                                   params={"problem": problem, "filename": filename},
+    job = await to_thread.run_sync(lambda: _create(st, who, "code", problem=problem, params=params,
                                                    data=data, check=check))
     return FastJSON(job, status_code=202, headers={"Location": f"/api/v1/jobs/{job['id']}"})
 
@@ -118,9 +123,12 @@ def get_job(job_id: str, request: Request, who: Principal = Depends(current_user
         q = q.where(Job.user_id == who.id)
     with st.db.read() as conn:
         row = conn.execute(q).first()
-    if row is None:
-        raise not_found("job")
-    return FastJSON(view(row, row.login))
+        if row is None:
+            raise not_found("job")
+        out = view(row, row.login)
+        if not who.instructor and st.engine.course is not None:
+            out = course.Shown(st, conn, who.id).job(out)
+    return FastJSON(out)
 
 
 @router.get("/jobs", response_model=list[JobOut], summary="Your jobs (instructors: everyone's), newest first")
@@ -130,4 +138,8 @@ def list_jobs(request: Request, who: Principal = Depends(current_user), limit: i
     if not who.instructor:
         q = q.where(Job.user_id == who.id)
     with st.db.read() as conn:
-        return FastJSON([view(r, r.login) for r in conn.execute(q).all()])
+        out = [view(r, r.login) for r in conn.execute(q).all()]
+        if not who.instructor and st.engine.course is not None:
+            see = course.Shown(st, conn, who.id)
+            out = [see.job(j) for j in out]
+    return FastJSON(out)

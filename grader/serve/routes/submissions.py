@@ -7,12 +7,14 @@ import hashlib
 import time
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from fastapi import APIRouter, Depends, Header, Query, Request
 from sqlalchemy import func, select
+from sqlalchemy.engine import Connection
 
 from grader.db.models import Answer, Submission, User
 
-from .. import gradebook, store
+from .. import course, gradebook, store
 from ..auth import Principal, current_user
 from ..errors import APIError, not_found
 from ..schemas import ERRORS, GradeRow, Reading, Submission as SubmissionOut, SubmissionBrief, SubmissionIn, ValidateIn
@@ -99,6 +101,8 @@ async def submit(request: Request, who: Principal = Depends(current_user),
     body_hash = hashlib.sha256(raw).hexdigest()
     async with st.busy(who.id):
         status, obj = await store.submit(st, who, answers, idempotency_key, body_hash)
+    if not who.instructor and st.engine.course is not None:
+        obj = await anyio.to_thread.run_sync(lambda: shown(st, who).submission(obj))
     headers = {"Location": f"/api/v1/submissions/{obj['id']}"}
     if status == 200:
         headers["Idempotent-Replayed"] = "true"
@@ -122,9 +126,24 @@ def list_submissions(request: Request, who: Principal = Depends(current_user),
         q = q.where(User.login == learner)
     with st.db.read() as conn:
         rows = conn.execute(q).all()
+        hidden = _hidden_submissions(st, conn, who, [r.id for r in rows])
     return [{"id": r.id, "learner": r.login, "source": r.source, "status": r.status,
-             "created_at": store.iso(r.created_at), "score": r.score, "max_score": r.max_score, "answers": r.n}
-            for r in rows]
+             "created_at": store.iso(r.created_at), "score": None if r.id in hidden else r.score,
+             "max_score": r.max_score, "answers": r.n} for r in rows]
+
+
+def shown(st: State, who: Principal) -> course.Shown:
+    with st.db.read() as conn:
+        return course.Shown(st, conn, who.id)
+
+
+def _hidden_submissions(st: State, conn: Connection, who: Principal, ids: list[str]) -> set[str]:
+    """A learner's submissions with an answer whose score is not shown yet (their score is not either)."""
+    if who.instructor or st.engine.course is None or not ids:
+        return set()
+    see = course.Shown(st, conn, who.id)
+    pairs = conn.execute(select(Answer.submission_id, Answer.problem_id).where(Answer.submission_id.in_(ids))).all()
+    return {sid for sid, pid in pairs if see.why(pid) is not None}
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionOut, summary="One submission with its grades")
@@ -134,6 +153,8 @@ def get_submission(submission_id: str, request: Request, who: Principal = Depend
         raise not_found("submission")
     with st.db.read() as conn:
         obj = store.load(conn, submission_id, owner=None if who.instructor else who.id)
+        if not who.instructor and st.engine.course is not None:
+            obj = course.Shown(st, conn, who.id).submission(obj)
     return FastJSON(obj)
 
 
@@ -142,4 +163,5 @@ def my_grades(request: Request, who: Principal = Depends(current_user)) -> FastJ
     st = state(request)
     with st.db.read() as conn:
         got = gradebook.rows(conn, st.engine, st.settings.policy, user_id=who.id)
-    return FastJSON({**got[0], "policy": st.settings.policy})
+        row = course.Shown(st, conn, who.id).row(got[0]) if st.engine.course is not None else got[0]
+    return FastJSON({**row, "policy": st.settings.policy})

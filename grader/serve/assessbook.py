@@ -1,0 +1,282 @@
+"""Assessments as the API and the pages show them (issue 29): a learner's list and one
+assessment with its problems, extensions (granted, revoked, listed), the start of a timed quiz,
+the release of scores, and the gradebook of one assessment (JSON, and CSV an LMS imports).
+
+Times are UTC in the JSON (``...Z``), beside the same time written in the course's time zone.
+An item's ``points`` in the assessments file scales its problem's score in this gradebook (the
+stored answer keeps the bank's points).
+"""
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.engine import Connection
+
+from grader.api import Assessment, Course
+from grader.api.service import json_number
+from grader.db.models import Answer, AssessmentStart, Extension, Record, Release, Submission, User
+
+from . import gradebook
+from .course import Times, aware, extensions, iso, local, starts
+from .errors import APIError, not_found
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+JSON = dict[str, Any]
+
+
+def get(engine: Engine, assessment_id: str) -> tuple[Course, Assessment]:
+    """The course and one of its assessments (404: none of that id, or no assessments file)."""
+    c = engine.course
+    a = c.get(assessment_id) if c is not None else None
+    if c is None or a is None:
+        raise not_found("assessment")
+    return c, a
+
+
+def learner_id(conn: Connection, login: str) -> int:
+    uid = conn.execute(select(User.id).where(User.login == login[:200], User.role == "learner")).scalar()
+    if uid is None:
+        raise APIError(404, f"no such learner: {login[:200]!r}", location="body.learner")
+    return int(uid)
+
+
+def points(engine: Engine, a: Assessment) -> dict[str, float]:
+    """Each problem of ``a`` and its points in ``a`` (the item's override, else the bank's)."""
+    return {it.problem_id: float(it.points) if it.points is not None else engine.points(it.problem_id)
+            for it in a.items}
+
+
+def short(title: str, size: int = 24) -> str:
+    return title if len(title) <= size else title[: size - 1].rstrip() + "…"
+
+
+# ------------------------------------------------------------------ staff actions
+
+def grant(conn: Connection, a: Assessment, user_id: int, due: datetime, by: str, reason: str, at: datetime) -> JSON:
+    if due.tzinfo is None:
+        raise APIError(422, "the new due date needs its time zone (e.g. 2026-12-01T23:59:00Z)", location="body.due")
+    conn.execute(insert(Extension).values(user_id=user_id, assessment_id=a.id, due=due, granted_by=by[:200],
+                                          reason=reason, created_at=at))
+    return {"assessment": a.id, "due": iso(due), "granted_by": by, "reason": reason, "created_at": iso(at)}
+
+
+def revoke(conn: Connection, a: Assessment, user_id: int, by: str, at: datetime) -> bool:
+    """The learner's extension ends (a row without a due date); False if they had none."""
+    if (user_id, a.id) not in extensions(conn, user_id=user_id, assessment_id=a.id):
+        return False
+    conn.execute(insert(Extension).values(user_id=user_id, assessment_id=a.id, due=None, granted_by=by[:200],
+                                          reason="revoked", created_at=at))
+    return True
+
+
+def extension_list(conn: Connection, course: Course, assessment_id: str | None = None) -> list[JSON]:
+    """The extensions that count now (the latest of each learner and assessment), by assessment and learner."""
+    q = (select(Extension.user_id, Extension.assessment_id, Extension.due, Extension.granted_by, Extension.reason,
+                Extension.created_at, User.login, User.name)
+         .join(User, User.id == Extension.user_id).order_by(Extension.created_at, Extension.id))
+    if assessment_id is not None:
+        q = q.where(Extension.assessment_id == assessment_id)
+    latest: dict[tuple[int, str], Record] = {}
+    for r in conn.execute(q):
+        latest[(r.user_id, r.assessment_id)] = r
+    out = []
+    for r in sorted(latest.values(), key=lambda r: (r.assessment_id, r.login)):
+        if r.due is None:
+            continue
+        a = course.get(r.assessment_id)
+        out.append({"assessment": r.assessment_id, "learner": r.login, "name": r.name, "due": iso(r.due),
+                    "due_local": local(r.due, course), "original_due": iso(a.due) if a else None,
+                    "granted_by": r.granted_by, "reason": r.reason, "created_at": iso(r.created_at)})
+    return out
+
+
+def start(conn: Connection, a: Assessment, user_id: int, at: datetime) -> tuple[datetime, bool]:
+    """When the learner started ``a`` (now, if not before): (started_at, started now)."""
+    from sqlalchemy.dialects import postgresql, sqlite
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    stmt = dialect.insert(AssessmentStart).values(user_id=user_id, assessment_id=a.id, started_at=at)
+    new = conn.execute(stmt.on_conflict_do_nothing(index_elements=["user_id", "assessment_id"])).rowcount == 1
+    return starts(conn, user_id=user_id, assessment_id=a.id)[(user_id, a.id)], new
+
+
+def release(conn: Connection, a: Assessment, by: str, at: datetime) -> JSON:
+    conn.execute(insert(Release).values(assessment_id=a.id, released_at=at, released_by=by[:200]))
+    return {"assessment": a.id, "released_at": iso(at), "released_by": by}
+
+
+# ------------------------------------------------------------------ a learner's view
+
+def window_json(course: Course, a: Assessment, times: Times, now: datetime) -> JSON:
+    w = times.window(a, now)
+    return {"state": w.state, "message": w.message, "closes": iso(w.closes), "ends_at": iso(w.ends_at),
+            "penalty": json_number(w.penalty, digits=6)}
+
+
+def summary(engine: Engine, course: Course, a: Assessment, times: Times, row: JSON | None, now: datetime,
+            staff: bool = False) -> JSON:
+    """One assessment as ``GET /assessments`` lists it for a learner (``row``: their gradebook row)."""
+    pts = points(engine, a)
+    cells = (row or {}).get("problems", {})
+    hidden = None if staff else times.hidden(a, now, course)
+    answered = sum(1 for pid in pts if pid in cells)
+    score = None
+    if hidden is None and row is not None:
+        score = json_number(round(sum(_scaled(cells.get(pid), pts[pid], engine.points(pid)) or 0 for pid in pts), 6),
+                            digits=6)
+    limit = a.time_limit.total_seconds() if a.time_limit is not None else None
+    return {"id": a.id, "title": a.title, "description": a.description, "timezone": course.timezone,
+            "opens": iso(a.opens), "due": iso(a.due), "late_until": iso(a.late_until),
+            "opens_local": local(a.opens, course), "due_local": local(a.due, course),
+            "late_until_local": local(a.late_until, course) if a.late_until else None,
+            "late": {"kind": a.late.kind, "value": a.late.value}, "attempts": a.attempts, "show": a.show,
+            "time_limit_s": json_number(limit) if limit is not None else None,
+            "window": window_json(course, a, times, now), "extension": iso(times.extensions.get(a.id)),
+            "started_at": iso(times.starts.get(a.id)), "problems": len(pts), "answered": answered,
+            "score": score, "max_score": json_number(round(sum(pts.values()), 6), digits=6),
+            "scores_shown": hidden is None, "hidden_reason": hidden}
+
+
+def _scaled(c: JSON | None, points_here: float, bank_points: float) -> float | None:
+    if not c or c.get("score") is None:
+        return None
+    s = float(c["score"])
+    return round(s * points_here / bank_points, 6) if bank_points and points_here != bank_points else s
+
+
+def detail(engine: Engine, course: Course, a: Assessment, times: Times, row: JSON | None, now: datetime,
+           used: dict[str, int], staff: bool = False) -> JSON:
+    """One assessment with its problems (titles, points, attempts used, the score where shown)."""
+    out = summary(engine, course, a, times, row, now, staff)
+    cells = (row or {}).get("problems", {})
+    items = []
+    for pid, pts in points(engine, a).items():
+        p = engine.get(pid)
+        c = cells.get(pid)
+        items.append({"id": pid, "title": engine.title(pid), "kind": p.kind if p else None,
+                      "points": json_number(pts, digits=6), "attempts": engine.attempts(pid),
+                      "attempts_used": used.get(pid, 0), "answered": c is not None,
+                      "score": json_number(_scaled(c, pts, engine.points(pid)), digits=6)
+                      if out["scores_shown"] else None,
+                      "pending": bool(c and c.get("pending")) if out["scores_shown"] else False})
+    out["items"] = items
+    return out
+
+
+# ------------------------------------------------------------------ the gradebook of one assessment
+
+def _late_answers(conn: Connection, problem_ids: list[str]) -> dict[str, tuple[float | None, float | None]]:
+    q = (select(Answer.id, Answer.raw_score, Answer.penalty).where(Answer.problem_id.in_(problem_ids),
+                                                                    Answer.penalty.is_not(None)))
+    return {r.id: (r.raw_score, r.penalty) for r in conn.execute(q)}
+
+
+def _attempts(conn: Connection, problem_ids: list[str]) -> list[Record]:
+    return list(conn.execute(
+        select(Answer.id, Answer.user_id, Answer.problem_id, Answer.score, Answer.pending_points, Answer.status)
+        .join(Submission, Submission.id == Answer.submission_id)
+        .where(Answer.status.is_not(None), Answer.problem_id.in_(problem_ids))
+        .order_by(Submission.created_at, Answer.position)).all())
+
+
+def _chosen(attempts: list[Record], reviews: dict[str, JSON], policy: str) -> Record:
+    """The attempt that counts (as :func:`gradebook.cell` chooses it)."""
+    if policy == "last":
+        return attempts[-1]
+    known = [(float(reviews[a.id]["score"]) if a.id in reviews else float(a.score), a) for a in attempts
+             if a.id in reviews or (not a.pending_points and a.score is not None)]
+    return max(known, key=lambda t: t[0])[1] if known else attempts[-1]
+
+
+def book(conn: Connection, engine: Engine, a: Assessment, policy: str) -> JSON:
+    """One row per learner: each problem of ``a`` (its score in ``a``'s points; ``late``, the
+    ``penalty`` points lost and the ``raw_score`` of the attempt that counts), the total, the
+    learner's extension and start."""
+    course = engine.course
+    assert course is not None
+    pts = points(engine, a)
+    ids = list(pts)
+    learners = conn.execute(select(User.id, User.login, User.name, User.email).where(User.role == "learner")
+                            .order_by(User.login)).all()
+    by: defaultdict[tuple[int, str], list[Record]] = defaultdict(list)
+    for r in _attempts(conn, ids):
+        by[(r.user_id, r.problem_id)].append(r)
+    from .store import latest_reviews
+    reviews = latest_reviews(conn, [r.id for v in by.values() for r in v]) if by else {}
+    late = _late_answers(conn, ids)
+    ext = extensions(conn, assessment_id=a.id)
+    began = starts(conn, assessment_id=a.id)
+    rows = []
+    for u in learners:
+        cells: dict[str, JSON] = {}
+        total = 0.0
+        for pid in ids:
+            attempts = by.get((u.id, pid))
+            if not attempts:
+                continue
+            c = gradebook.cell(attempts, reviews, engine.points(pid), policy)
+            chosen = _chosen(attempts, reviews, policy)
+            raw, lost = late.get(chosen.id, (None, None))
+            score = _scaled(c, pts[pid], engine.points(pid))
+            f = pts[pid] / engine.points(pid) if engine.points(pid) else 1.0
+            cells[pid] = {**c, "score": json_number(score, digits=6), "max_score": json_number(pts[pid], digits=6),
+                          "late": lost is not None, "late_attempts": sum(1 for x in attempts if x.id in late),
+                          "penalty": json_number(round(lost * f, 6), digits=6) if lost is not None else None,
+                          "raw_score": json_number(round(raw * f, 6), digits=6) if raw is not None else None}
+            total += score or 0
+        rows.append({"learner": u.login, "name": u.name, "email": u.email, "problems": cells,
+                     "total": json_number(round(total, 6), digits=6),
+                     "max_total": json_number(round(sum(pts.values()), 6), digits=6),
+                     "extension": iso(ext.get((u.id, a.id))), "started_at": iso(began.get((u.id, a.id)))})
+    return {"assessment": a.id, "title": a.title, "policy": policy, "timezone": course.timezone,
+            "due": iso(a.due), "problems": [{"id": pid, "title": engine.title(pid), "short": short(engine.title(pid)),
+                                             "points": json_number(pts[pid], digits=6)} for pid in ids],
+            "rows": rows}
+
+
+CANVAS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+
+
+def book_csv(b: JSON, per_problem: bool = False) -> str:
+    """Canvas's gradebook import shape (docs/service.md): Student, ID, SIS User ID, SIS Login ID,
+    Section, then one column ``Title (id)`` with the assessment's total (and, ``per_problem``,
+    one ``Problem title (problem id)`` per problem). Canvas matches a row by its SIS Login ID;
+    Moodle's CSV grade import maps the "SIS Login ID" column to the username."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    extra = [f"{p['title']} ({p['id']})" for p in b["problems"]] if per_problem else []
+    w.writerow([*CANVAS, f"{b['title']} ({b['assessment']})", *extra])
+    for r in b["rows"]:
+        cells = [(r["problems"].get(p["id"]) or {}).get("score") for p in b["problems"]] if per_problem else []
+        w.writerow([_safe(r["name"] or r["learner"]), "", _safe(r["learner"]), _safe(r["learner"]), "", r["total"],
+                    *["" if c is None else c for c in cells]])
+    return buf.getvalue()
+
+
+def _safe(text: str) -> str:
+    """A cell a spreadsheet will not run as a formula (CSV injection)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def used_attempts(conn: Connection, user_id: int, a: Assessment) -> dict[str, int]:
+    from .store import attempts_used
+    return attempts_used(conn, user_id, [it.problem_id for it in a.items])
+
+
+def parse_time(text: str, course: Course, where: str) -> datetime:
+    """An ISO 8601 time; without a zone, read in the course's time zone; returned in UTC."""
+    from zoneinfo import ZoneInfo
+    try:
+        t = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise APIError(422, f"{text[:60]!r} is not a time (ISO 8601, e.g. 2026-12-01T23:59 or "
+                       "2026-12-01T23:59:00Z)", location=where) from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=ZoneInfo(course.timezone))
+    return aware(t).astimezone(timezone.utc)
