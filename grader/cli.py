@@ -26,6 +26,7 @@ COMMANDS = {
     "users": ("grader.commands.users", "users", "Accounts and tokens of the grading service."),
     "db": ("grader.commands.db", "db", "The grading service's database: migrations and backups."),
     "audit": ("grader.commands.audit", "audit", "The grading service's audit log: who did what, when, from where."),
+    "extensions": ("grader.commands.extensions", "extensions", "Extensions of assessments' due dates, per learner."),
 }
 
 
