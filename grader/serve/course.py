@@ -251,3 +251,19 @@ class Shown:
             return job
         result = {k: v for k, v in job["result"].items() if k in ("submission_id", "max_score")}
         return {**job, "result": {**result, "hidden": True, "feedback": why}}
+
+
+def not_viewable(state: State, conn: Connection, user_id: int, problem_id: str) -> str | None:
+    """Why a learner may not see a problem's prompt yet (None: they may): its assessment is
+    not open, or it is a timed quiz they have not started (its clock would not have run)."""
+    c = state.engine.course
+    a = c.of_problem(problem_id) if c is not None else None
+    if c is None or a is None:
+        return None
+    times = Times.load(conn, user_id)
+    w = times.window(a, clock(state))
+    if w.state == "not_open":
+        return f"{a.title}: {w.message}"
+    if a.time_limit is not None and a.id not in times.starts:
+        return f"{a.title} is timed ({_minutes(a)}): start it on its page first"
+    return None

@@ -18,12 +18,12 @@ from sqlalchemy import select
 
 from grader.db import audit
 from grader.db.models import Answer, Record
-from grader.serve import gradebook, store
+from grader.serve import course, gradebook, store
 from grader.serve.auth import Principal
 from grader.serve.errors import APIError
 from grader.serve.workers import TaskFailed
 
-from . import service
+from . import assessments, service
 from .render import page, redirect
 from grader.serve.auth import Throttled
 
@@ -78,9 +78,12 @@ def exercises(request: Request, who: Principal = Depends(page_user)) -> Response
     st = service.state(request)
     with st.db.read() as conn:
         row = gradebook.rows(conn, st.engine, st.settings.policy, user_id=who.id)[0]
-    items = [{"id": p.id, "kind": p.kind, "points": p.points, "cell": row["problems"].get(p.id)}
-             for p in st.engine.problems]
-    return page(request, "learn_index.html", who=who, items=items, row=row)
+        if not who.instructor and st.engine.course is not None:
+            row = course.Shown(st, conn, who.id).row(row)
+    items = [{"id": p.id, "kind": p.kind, "points": p.points, "cell": row["problems"].get(p.id),
+              "title": st.engine.title(p.id)} for p in st.engine.problems]
+    return page(request, "learn_index.html", who=who, items=items, row=row,
+                assessments=assessments.summaries(st, who))
 
 
 def _attempts(st: State, who: Principal, problem_id: str) -> Sequence[Record]:
@@ -98,8 +101,13 @@ def _exercise(request: Request, who: Principal, problem_id: str, *, result: dict
     p = st.engine.get(problem_id)
     if p is None:
         raise PageError(404, "No such exercise.")
+    if not who.instructor and st.engine.course is not None:
+        with st.db.read() as conn:
+            why = course.not_viewable(st, conn, who.id, problem_id)
+        if why:
+            raise PageError(409, why)
     ex = st.engine.exercise(p, None if who.instructor else who.login)
-    attempts = _attempts(st, who, problem_id)
+    attempts = assessments.shown_attempts(st, who, problem_id, _attempts(st, who, problem_id))
     if ex.get("attempts"):
         ex["attempts_used"] = len(attempts)
     return page(request, "learn_code.html" if p.kind == "code" else "learn_exercise.html", status=status, who=who,
@@ -117,6 +125,7 @@ def exercise(problem_id: str, request: Request, s: str | None = None, who: Princ
                 sub = store.load(conn, s[:64], owner=None if who.instructor else who.id)
             except APIError as e:
                 raise as_page_error(e) from None
+        sub = assessments.shown_submission(st, who, sub)
         result = next((r for r in sub["results"] if r["id"] == problem_id), None)
     return _exercise(request, who, problem_id, result=result)
 

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from grader.db import audit
 from grader.db.models import Answer, User
 from grader.serve import gradebook
+from grader.serve.assessbook import short
 from grader.serve.auth import Principal
 from grader.serve.errors import APIError
 from grader.errors import InputError
@@ -42,7 +43,7 @@ def sort_rows(table: list[dict[str, Any]], key: str, order: str) -> list[dict[st
 
 
 def gradebook_html(request: Request, st: State, table: list[dict[str, Any]], sort: str, order: str,
-                   who: Principal | None = None) -> str:
+                   who: Principal | None = None, **extra: Any) -> str:
     from .render import env
     from .session import csrf_token
     problems = [p.id for p in st.engine.problems]
@@ -50,10 +51,19 @@ def gradebook_html(request: Request, st: State, table: list[dict[str, Any]], sor
         sort = "learner"
     order = "desc" if order == "desc" else "asc"
     rows = sort_rows(table, sort, order)
+    titles = [getattr(p, "title", "") or p.id for p in st.engine.problems]
+    columns = [{"id": pid, "title": t, "short": short(t)} for pid, t in zip(problems, titles)]
+    ctx: dict[str, Any] = {"columns": columns, "book": None, **extra}     # extra: an assessment's tab
     html: str = env().get_template("staff_gradebook.html").render(
         request=request, who=who, csrf=csrf_token(request), rows=rows, problems=problems, sort=sort, order=order,
-        policy=st.settings.policy, total=st.engine.total)
+        policy=st.settings.policy, total=st.engine.total, tabs=tabs(st), **ctx)
     return html
+
+
+def tabs(st: State) -> list[dict[str, str]]:
+    """One tab per assessment of the course (none without an assessments file)."""
+    c = getattr(st.engine, "course", None)        # (a benchmark's stand-in engine has none)
+    return [{"id": a.id, "title": a.title, "short": short(a.title, 20)} for a in c.assessments] if c else []
 
 
 @router.get("/staff")

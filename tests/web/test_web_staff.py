@@ -86,7 +86,11 @@ def test_batch_upload_progress_and_regrade(live, new_page, tmp_path):
     text = page.locator("#job").inner_text()
     assert "2 submissions" in text and "carol" in text and "dave" in text
     page.goto(live.url + "/staff")
-    page.click("text=Regrade everything")
+    page.click("text=Regrade everything")                              # a link to the confirmation, not the job
+    page.wait_for_url(re.compile(r".*/staff/regrade$"))
+    assert "Regrade everything?" in page.locator("h1").inner_text()
+    assert axe_violations(page) == []                                  # the confirmation page
+    page.click("text=Yes, regrade")
     page.wait_for_selector("#job[data-status=done]", timeout=120_000)
     assert "0 scores changed" in page.locator("#job").inner_text()      # nothing changed in the bank
     assert axe_violations(page) == []                                  # the regrade result page

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Depends, Request
 
 from ..auth import Principal, current_user
-from ..errors import not_found
+from .. import course
+from ..errors import APIError, not_found
 from ..schemas import ERRORS, Exercise
 from ..store import attempts_used
 from .common import FastJSON, state
@@ -53,4 +54,9 @@ def get_exercise(problem_id: str, request: Request, who: Principal = Depends(cur
     p = st.engine.get(problem_id)
     if p is None:
         raise not_found("problem")
+    if not who.instructor and st.engine.course is not None:
+        with st.db.read() as conn:
+            why = course.not_viewable(st, conn, who.id, problem_id)
+        if why:
+            raise APIError(409, why, code="not_open")
     return FastJSON(_plain(_rows(st, who, [p])[0]))
