@@ -183,9 +183,9 @@ def carry_late(new: JSON, old: JSON | None) -> JSON:
     late = old.get("late")
     if isinstance(late, dict) and late.get("fraction"):
         raw = float(new.get("score") or 0)
-        lost = raw * float(late["fraction"])
-        out.update(score=json_number(round(raw - lost, 6), digits=6), raw_score=json_number(raw, digits=6),
-                   penalty=json_number(round(lost, 6), digits=6), late=late)
+        lost = round(raw * float(late["fraction"]), 9)          # as apply_late: raw x the window's penalty
+        out.update(score=json_number(round(raw - lost, 9), digits=6), raw_score=json_number(raw, digits=6),
+                   penalty=json_number(lost, digits=6), late=late)
     return out
 
 

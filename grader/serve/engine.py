@@ -63,16 +63,15 @@ class Engine:
         return float(p.points) if p else 0.0
 
     def attempts(self, problem_id: str) -> int | None:
-        """Answers that count: its assessment's ``attempts`` where it sets one, else the problem's."""
+        """Answers that count: the smaller of its assessment's ``attempts`` and the problem's own."""
         p = self.by_id.get(problem_id)
+        own = p.attempts if p else None
         a = self.course.of_problem(problem_id) if self.course is not None else None
-        if a is not None and a.attempts is not None:
-            return a.attempts
-        return p.attempts if p else None
+        return a.attempts_for(own) if a is not None else own
 
     def title(self, problem_id: str) -> str:
         p = self.by_id.get(problem_id)
-        return (getattr(p, "title", "") or problem_id) if p else problem_id
+        return (p.title or problem_id) if p else problem_id
 
     def prompt(self, problem_id: str, learner: str | None) -> str:
         p = self.by_id[problem_id]
