@@ -253,14 +253,15 @@ class Shown:
         return {**job, "result": {**result, "hidden": True, "feedback": why}}
 
 
-def not_viewable(state: State, conn: Connection, user_id: int, problem_id: str) -> str | None:
+def not_viewable(state: State, conn: Connection, user_id: int, problem_id: str,
+                 times: Times | None = None) -> str | None:
     """Why a learner may not see a problem's prompt yet (None: they may): its assessment is
     not open, or it is a timed quiz they have not started (its clock would not have run)."""
     c = state.engine.course
     a = c.of_problem(problem_id) if c is not None else None
     if c is None or a is None:
         return None
-    times = Times.load(conn, user_id)
+    times = times or Times.load(conn, user_id)
     w = times.window(a, clock(state))
     if w.state == "not_open":
         return f"{a.title}: {w.message}"

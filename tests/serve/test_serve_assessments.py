@@ -112,6 +112,11 @@ def test_before_opening_409_says_when_and_stores_nothing(app):
     r = api(app, "erin", "GET", "/exercises/17-08/practice-1")    # its prompt is not shown before it opens
     assert r.status_code == 409 and "opens" in r.json()["error"]["message"]
     assert api(app, "prof", "GET", "/exercises/17-08/practice-1").status_code == 200
+    listed = {r["id"] for r in api(app, "erin", "GET", "/exercises").json()}
+    # hw1, hw2 not open; q1 not open (and not started): none of their prompts; the rest as before
+    assert not listed & {"17-08/practice-1", "17-08/params-formula", "17-08/practice-1.check", "17-08/quiz-1"}
+    assert "17-08/example-2.params" in listed
+    assert "17-08/practice-1" in {r["id"] for r in api(app, "prof", "GET", "/exercises").json()}
 
 
 def test_open_then_late_with_penalty_then_closed(app):
@@ -326,3 +331,13 @@ def test_cli_grants_and_lists(app):
     bad = subprocess.run([sys.executable, "-m", "grader", "extensions", "grant", "erin", "hw9", "--until", "2026-12-20",
                           *env_db], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "no assessment 'hw9'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_late_partial_says_what_the_penalty_took():
+    from grader.web.render import env
+    t = env().get_template("_late.html")
+    # bob's late answer above: raw 2, 20% off: 0.4 lost, 1.6 counted
+    text = " ".join(t.render(result={"score": 1.6, "raw_score": 2, "penalty": 0.4, "late": {"fraction": 0.2}}).split())
+    assert "2 before the penalty, 0.4 lost (20 % off), 1.6 counted" in text
+    assert t.render(result={"score": 1, "max_score": 1}).strip() == ""
+    assert t.render(result={"score": None, "penalty": None, "hidden": True}).strip() == ""

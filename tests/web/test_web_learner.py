@@ -7,6 +7,8 @@ import re
 
 import yaml
 
+from grader.api import load_bank
+
 try:
     from playwright.sync_api import expect
 except ImportError:        # the browser fixture skips (or, in CI, fails) with the reason
@@ -54,7 +56,9 @@ def test_learner_flow_keyboard_only(live, new_page, shot):
     assert page.locator("h1").inner_text() == "Exercises"
     assert axe_violations(page) == []                                  # the learner's exercise list
     # to the exercise by keyboard: Tab to its link, Enter
-    _tab_to(page, lambda f: f["tag"] == "A" and f["text"] == "17-08/params-formula")
+    # the link is the problem's title (its id in small print beside it)
+    title = next(p.title for p in load_bank(live.bank).problems if p.id == "17-08/params-formula")
+    _tab_to(page, lambda f: f["tag"] == "A" and f["text"] == title)
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r".*/learn/exercise/17-08/params-formula$"))
     assert page.evaluate("document.activeElement.id") == "answer"      # the answer box has focus

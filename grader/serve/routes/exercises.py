@@ -41,10 +41,15 @@ def _rows(st: State, who: Principal, problems: Iterable[BankProblem]) -> list[di
 
 
 @router.get("/exercises", response_model=list[Exercise], response_model_exclude_none=True,
-            summary="The problems, each as this learner sees it")
+            summary="The problems, each as this learner sees it (not those of an assessment not open to them)")
 def list_exercises(request: Request, who: Principal = Depends(current_user)) -> FastJSON:
     st = state(request)
-    return FastJSON([_plain(r) for r in _rows(st, who, st.engine.problems)])
+    problems = list(st.engine.problems)
+    if not who.instructor and st.engine.course is not None:     # not a prompt of what has not opened to them
+        with st.db.read() as conn:
+            times = course.Times.load(conn, who.id)
+            problems = [p for p in problems if course.not_viewable(st, conn, who.id, p.id, times) is None]
+    return FastJSON([_plain(r) for r in _rows(st, who, problems)])
 
 
 @router.get("/exercises/{problem_id:path}", response_model=Exercise, response_model_exclude_none=True,
