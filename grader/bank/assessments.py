@@ -164,9 +164,10 @@ def course_of(doc: Any, bank: Bank, file: str = "<input>") -> Course:
                                     "America/New_York or UTC)", _loc(course, "timezone", doc.loc)))
         else:
             tz = raw_tz
-    items = doc.get("assessments", [])
+    items = doc.get("assessments")
     if not isinstance(items, YList):
-        errors.append(SpecError("'assessments' must be a list of assessments", doc.loc_of("assessments")))
+        errors.append(SpecError("'assessments' must be a list of assessments" if "assessments" in doc
+                                else "missing 'assessments' (a list of assessments)", doc.loc_of("assessments")))
         items = YList()
         items.loc, items.item_locs = doc.loc, []
     out: list[Assessment] = []
