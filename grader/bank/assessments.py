@@ -174,14 +174,15 @@ def course_of(doc: Any, bank: Bank, file: str = "<input>") -> Course:
     ids: dict[str, Location] = {}
     owner: dict[str, tuple[str, Location]] = {}     # problem id -> (assessment id, where it was put there)
     for i, raw in enumerate(items):
+        aid = raw.get("id") if isinstance(raw, YDict) else None
+        if isinstance(aid, str) and aid in ids:
+            errors.append(SpecError(f"duplicate assessment id {aid!r} (first at {ids[aid]})", raw.loc_of("id")))
+        elif isinstance(aid, str):
+            ids[aid] = raw.loc_of("id")
         reader = _Reader(raw, items.loc_of(i), tz, bank, errors)
         a = reader.assessment()
         if a is None:
             continue
-        if a.id in ids:
-            errors.append(SpecError(f"duplicate assessment id {a.id!r} (first at {ids[a.id]})", _loc(raw, "id", a.location)))
-            continue
-        ids[a.id] = a.location or items.loc_of(i)
         for item in a.items:
             where = reader.where[item.problem_id]
             if item.problem_id in owner:
