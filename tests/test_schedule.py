@@ -156,3 +156,21 @@ def test_window_is_a_frozen_value():
     assert isinstance(w, Window)
     with pytest.raises(AttributeError):
         w.state = "closed"                                  # type: ignore[misc]
+
+
+def test_the_documented_messages():
+    """docs/exercises.md's block of messages at each edge: the bundled course's hw1 (the dates
+    of the documented example), at each time shown."""
+    import re
+    from pathlib import Path
+    from zoneinfo import ZoneInfo
+
+    from grader.api import load_bank, load_course
+    a = load_course(load_bank()).get("hw1")
+    assert (a.opens, a.due, a.late_until, a.late) == (OPENS, DUE, LATE_UNTIL, LatePolicy("per_day", 0.1))
+    times = [OPENS - S, OPENS, DUE, DUE + S, DUE + 2.5 * DAY, LATE_UNTIL, LATE_UNTIL + S]
+    paris = ZoneInfo("Europe/Paris")
+    made = [f"{t.astimezone(paris):%Y-%m-%d %H:%M:%S %Z}  {window(a, t).message}" for t in times]
+    text = Path(__file__).resolve().parents[1].joinpath("docs", "exercises.md").read_text(encoding="utf-8")
+    block = re.search(r"test_the_documented_messages\) -->\n```text\n(.*?)\n```", text, re.S)
+    assert block is not None and block.group(1).splitlines() == made
