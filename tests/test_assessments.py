@@ -277,3 +277,17 @@ def test_a_bad_title_is_a_located_error(tmp_path):
                                      "  - {id: x/a, prompt: p, kind: free_text, reference: r, title: [1]}\n")
     with pytest.raises(ErrorList, match=r"b.yaml:3:64: 'title' must be a short text on one line"):
         load_bank(tmp_path)
+
+
+def test_titles_default_to_the_id_and_an_autumn_time_is_the_first_of_the_two(tmp_path):
+    course = load_course(load_bank(course_dir(tmp_path, """\
+        course: {timezone: Europe/Paris}
+        assessments:
+          - {id: a, problems: [x/ex-2], opens: 2026-10-25 02:30, due: 2026-10-26 10:00, late: {until: 2026-10-27 10:00}}
+    """)))
+    a = course.get("a")
+    assert a.title == "a" and a.description == ""
+    # 02:30 happens twice in Paris on 2026-10-25 (03:00 CEST -> 02:00 CET): the first, CEST (UTC+2) -> 00:30 UTC
+    assert a.opens == datetime(2026, 10, 25, 0, 30, tzinfo=UTC)
+    # `late: {until}` alone: late answers accepted without a penalty
+    assert a.late == LatePolicy("none", 0.0) and a.late_until == datetime(2026, 10, 27, 9, 0, tzinfo=UTC)

@@ -237,8 +237,8 @@ class _Reader:
         aid = raw.get("id")
         if not isinstance(aid, str) or not ASSESSMENT_ID.match(aid):
             self.err("'id' must be a short name of letters, digits, '.', '_' or '-' (e.g. hw1)", "id")
-        title = raw.get("title", aid)
-        if not isinstance(title, str) or not title.strip():
+        title = raw.get("title", aid if isinstance(aid, str) else "")
+        if "title" in raw and (not isinstance(title, str) or not title.strip()):
             self.err("'title' must be a text", "title")
         description = raw.get("description", "")
         if not isinstance(description, str):
