@@ -162,9 +162,11 @@ def test_every_error_is_located(tmp_path):
         ("15:12", "'opens': 2026-12-01 is a date without a time; write the time too"),
         ("17:19", "'late.until' is before 'due'"),
         ("17:49", "'multiplier' must be a number from 0 to 1"),
+        ("14:16", f"problem 'x/ex-1.a' is already in assessment 'hw1' (at {f}:5:61)"),   # hw1's {id: x/ex-1.a}
         ("21:10", "'due': cannot read 'next week' as a time"),
         ("22:71", "'late' takes one of 'penalty_per_day' or 'multiplier', not both"),
         ("23:17", "'time_limit' must be a positive duration with its unit (e.g. 30 min, 1 h 30 min), got '3 fortnights'"),
+        ("19:16", f"problem 'x/ex-1.a' is already in assessment 'hw1' (at {f}:5:61)"),   # x/ex-1.* holds it
         ("24:10", f"duplicate assessment id 'hw1' (first at {f}:4:9)"),
     ]
     assert len(errs) == len(want), errs
@@ -182,6 +184,18 @@ def test_a_time_that_does_not_exist_in_the_zone(tmp_path):
     f = str(tmp_path / "assessments.yaml")
     assert errs == [f"{f}:3:42: 'opens': 2027-03-28 02:30 does not exist in Europe/Paris (the clocks move forward "
                     "then)"]
+
+
+def test_a_problem_in_two_assessments_is_found_even_beside_other_errors(tmp_path):
+    errs = errors_of(tmp_path, """\
+        assessments:
+          - {id: a, problems: [x/ex-2], opens: 2026-12-01, due: 2026-12-02 09:00}
+          - {id: b, problems: [x/ex-2], opens: 2026-12-01 09:00, due: 2026-12-02 09:00}
+    """)
+    f = str(tmp_path / "assessments.yaml")
+    assert errs == [f"{f}:2:40: 'opens': 2026-12-01 is a date without a time; write the time too, e.g. 2026-12-01 23:59",
+                    f"{f}:3:24: problem 'x/ex-2' is already in assessment 'a' (at {f}:2:24); a problem is in at most "
+                    "one assessment"]
 
 
 def test_a_problem_in_two_assessments(tmp_path):

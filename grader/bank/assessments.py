@@ -181,17 +181,15 @@ def course_of(doc: Any, bank: Bank, file: str = "<input>") -> Course:
             ids[aid] = raw.loc_of("id")
         reader = _Reader(raw, items.loc_of(i), tz, bank, errors)
         a = reader.assessment()
-        if a is None:
-            continue
-        for item in a.items:
-            where = reader.where[item.problem_id]
-            if item.problem_id in owner:
-                first, at = owner[item.problem_id]
-                errors.append(SpecError(f"problem {item.problem_id!r} is already in assessment {first!r} (at {at}); "
+        for pid, where in reader.where.items():         # checked even when the assessment has other errors
+            if pid in owner:
+                first, at = owner[pid]
+                errors.append(SpecError(f"problem {pid!r} is already in assessment {first!r} (at {at}); "
                                         "a problem is in at most one assessment", where))
             else:
-                owner[item.problem_id] = (a.id, where)
-        out.append(a)
+                owner[pid] = (aid if isinstance(aid, str) else f"#{i + 1}", where)
+        if a is not None:
+            out.append(a)
     if errors:
         raise ErrorList(errors)
     return Course(tz, tuple(out), file)
