@@ -174,3 +174,18 @@ def test_the_documented_messages():
     text = Path(__file__).resolve().parents[1].joinpath("docs", "exercises.md").read_text(encoding="utf-8")
     block = re.search(r"test_the_documented_messages\) -->\n```text\n(.*?)\n```", text, re.S)
     assert block is not None and block.group(1).splitlines() == made
+
+
+def test_when_scores_are_shown():
+    from grader.api import scores_shown
+    now = DUE
+    assert scores_shown(hw(), window(hw(), now), now)                        # immediately
+    after = hw(show="after_due")
+    assert not scores_shown(after, window(after, DUE), DUE)                  # at due: answers still on time
+    assert scores_shown(after, window(after, DUE + S), DUE + S)
+    ext = DUE + DAY                                                          # the learner's own due time
+    assert not scores_shown(after, window(after, DUE + S, extension=ext), DUE + S)
+    assert scores_shown(after, window(after, ext + S, extension=ext), ext + S)
+    release = hw(show="on_release")
+    assert not scores_shown(release, window(release, LATE_UNTIL + DAY), LATE_UNTIL + DAY)
+    assert scores_shown(release, window(release, OPENS), OPENS, released=True)
