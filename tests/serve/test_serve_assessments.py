@@ -235,8 +235,10 @@ def test_scores_hidden_until_release_and_after_due(app):
     r = submit(app, "erin", {"17-08/practice-1.check": 1024})
     assert r.status_code == 201 and r.json()["results"][0]["score"] is None and r.json()["hidden"] == 1
     assert "after the due date, 2026-12-04 23:59 CET" in r.json()["results"][0]["feedback"]
-    app.clock.set("2026-12-04T22:59:00Z")          # exactly at due: shown
     sid = r.json()["id"]
+    app.clock.set("2026-12-04T22:59:00Z")          # exactly at due: answers still on time, not shown yet
+    assert api(app, "erin", "GET", f"/submissions/{sid}").json()["results"][0]["score"] is None
+    app.clock.set("2026-12-04T22:59:01Z")          # a second after: shown
     assert api(app, "erin", "GET", f"/submissions/{sid}").json()["results"][0]["score"] == 1
 
 
