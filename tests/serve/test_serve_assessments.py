@@ -354,3 +354,29 @@ def test_late_partial_says_what_the_penalty_took():
     assert "2 before the penalty, 0.4 lost (20 % off), 1.6 counted" in text
     assert t.render(result={"score": 1, "max_score": 1}).strip() == ""
     assert t.render(result={"score": None, "penalty": None, "hidden": True}).strip() == ""
+
+
+def test_a_late_answer_stored_but_not_graded_keeps_its_penalty_when_recovered(app):
+    """Stored as POST /submissions stores a late answer (its window's fraction beside it), then
+    the server died before grading it: start-up grades it with that penalty."""
+    from sqlalchemy import insert
+    from grader.db import Database
+    from grader.db.models import Answer, Submission, User, new_id
+    from grader.serve import store
+    d = Database(app.database)
+    sid, aid, at = new_id(), new_id(), utc("2026-12-09T12:00:00Z")
+    with d.write() as conn:
+        uid = conn.execute(select(User.id).where(User.login == "erin")).scalar_one()
+        conn.execute(insert(Submission).values(id=sid, user_id=uid, body_hash="", source="api", status="received",
+                                               created_at=at))
+        conn.execute(insert(Answer).values(id=aid, submission_id=sid, user_id=uid, problem_id="17-08/practice-1",
+                                           position=0, raw=64, created_at=at, assessment_id="hw1",
+                                           result={"assessment": "hw1", "late": {"fraction": 0.2}}))
+    assert store.recover(app.state.grader) == 1
+    with d.read() as conn:
+        a = conn.execute(select(Answer.score, Answer.raw_score, Answer.penalty, Answer.assessment_id)
+                         .where(Answer.id == aid)).one()
+        s = conn.execute(select(Submission.status, Submission.score).where(Submission.id == sid)).one()
+    d.dispose()
+    # practice-1: 64 is right, 1 point; 20% off: 0.2 lost, 0.8 counted
+    assert tuple(a) == (0.8, 1.0, 0.2, "hw1") and tuple(s) == ("graded", 0.8)
