@@ -169,6 +169,7 @@ def test_extension_past_late_until_then_revoked(app):
     # 2026-12-12 23:59 in Paris = 22:59Z; the class's due 2026-12-07 22:59Z
     assert r.json() == {"assessment": "hw1", "learner": "carol", "name": "", "due": "2026-12-12T22:59:00Z",
                         "due_local": "2026-12-12 23:59 CET", "original_due": "2026-12-07T22:59:00Z",
+                        "original_due_local": "2026-12-07 23:59 CET",
                         "granted_by": "prof", "reason": "ill", "created_at": "2026-12-11T12:00:00Z"}
     r = submit(app, "carol", {"17-08/practice-1": 64})             # on time for carol: no penalty
     assert r.status_code == 201 and r.json()["results"][0]["score"] == 1
