@@ -17,12 +17,13 @@ from grader.answers.kinds import FIELD_KINDS, KINDS as ANSWER_KINDS
 from grader.answers.kinds.base import BankSite
 
 from .model import Bank, BankMistake, Derive, Measure, Problem, Variant, frozen, plain
+from .rubric import read_rubric
 
 FILE_KEYS = {"subject", "problems"}
 # the keys of every problem; each kind adds its own (its FIELDS, grader.answers.kinds)
 COMMON_KEYS = {
     "id", "prompt", "kind", "points", "reference", "source", "tolerance", "sig_figs", "feedback", "mistakes",
-    "derive", "measure", "variant", "note", "partial", "attempts",
+    "derive", "measure", "variant", "note", "partial", "attempts", "rubric",
 }
 PROBLEM_KEYS = COMMON_KEYS | set(FIELD_KINDS)
 SOURCE_KEYS = {"document", "section"}
@@ -206,6 +207,7 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
     attempts = item.get("attempts")
     if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1):
         err("'attempts' must be a positive integer (how many submissions of this problem count)", "attempts")
+    rubric = read_rubric(item.get("rubric"), item.loc_of("rubric"), float(points), errs, unknown_keys)
     source = item.get("source", "")
     if isinstance(source, dict):
         source = " ".join(str(source.get(k, "")) for k in ("document", "section")).strip()
@@ -215,7 +217,7 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
         id=pid, kind=kind, points=points, prompt=prompt.strip(), reference=reference, location=loc,
         subject=subject, source=str(source), tolerance=plain(item.get("tolerance")), sig_figs=sig_figs,
         feedback=frozen(plain(feedback)), mistakes=mistakes, derive=derive, measure=measure, variant=variant,
-        partial=partial, note=str(item.get("note", "")), attempts=attempts, **fields,
+        partial=partial, note=str(item.get("note", "")), attempts=attempts, rubric=rubric, **fields,
     )
 
 

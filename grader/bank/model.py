@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 from grader.answers.kinds import KINDS as ANSWER_KIND_REGISTRY
 from grader.errors import Location
+
+from .rubric import Rubric
 from grader.values import frozen_map, plain, to_fraction
 
 KINDS: tuple[str, ...] = tuple(ANSWER_KIND_REGISTRY)    # every answer kind (grader.answers.kinds), code included
@@ -92,6 +94,7 @@ class Problem:
     solution: str | None = None  # code kind: reference solution (relative to the bank file)
     tests: str | None = None     # code kind: the tests (relative to the bank file)
     attempts: int | None = None  # submissions of it that count (`grader serve`); None: no limit
+    rubric: Rubric | None = None  # for the person who grades it (grader/bank/rubric.py)
 
     def __hash__(self) -> int:
         return hash(self.id)
