@@ -219,10 +219,25 @@ def may_request(a: Any, reviewed: bool, request: JSON | None) -> bool:
     return graded and (request is None or request["status"] != "open")
 
 
+def _course(engine: Engine) -> Any:
+    """The bank's course (its assessments), or None: none, or one that does not load (the
+    service reports that elsewhere; the queue is then by problem only)."""
+    from grader.api import load_course
+    from grader.errors import GraderError
+
+    def load() -> Any:
+        try:
+            return load_course(engine.bank)
+        except (GraderError, OSError):
+            return None
+    return engine.bank.memo("reviews.course", load)
+
+
 def queue(conn: Connection, engine: Engine, *, include_reviewed: bool = False, anonymous: bool = False,
           limit: int = 500) -> list[JSON]:
-    """Answers waiting for a person, and answers with an open regrade request, by problem (in
-    the bank's order), oldest first within a problem."""
+    """Answers waiting for a person, and answers with an open regrade request, by assessment
+    (the course's order; problems in none last) and problem (the bank's order), oldest first
+    within a problem."""
     open_ids = {r.answer_id: _request_json(r) for r in
                 conn.execute(select(*_REQ).where(RegradeRequest.status == "open").order_by(RegradeRequest.id))}
     q = (select(Answer.id, Answer.submission_id, Answer.problem_id, Answer.raw, Answer.feedback, Answer.status,
@@ -232,17 +247,24 @@ def queue(conn: Connection, engine: Engine, *, include_reviewed: bool = False, a
          .order_by(Answer.created_at, Answer.id))
     items = conn.execute(q).all()
     reviews = latest_reviews(conn, [a.id for a in items]) if items else {}
+    course = _course(engine)
+    assessments = list(course.assessments) if course is not None else []
     order = {p.id: i for i, p in enumerate(engine.problems)}
-    items = sorted(items, key=lambda a: order.get(a.problem_id, len(order)))
+
+    def where(pid: str) -> tuple[int, int]:
+        a = course.of_problem(pid) if course is not None else None
+        return (assessments.index(a) if a is not None else len(assessments), order.get(pid, len(order)))
+    items = sorted(items, key=lambda a: where(a.problem_id))
     out = []
     for a in items:
         if a.id in reviews and not include_reviewed and a.id not in open_ids:
             continue
         p = engine.get(a.problem_id)
         points = float(p.points) if p else float((a.max_score or 0) + (a.pending_points or 0))
-        out.append({"answer_id": a.id, "submission_id": a.submission_id,
+        of = course.of_problem(a.problem_id) if course is not None else None
+        out.append({"assessment": {"id": of.id, "title": of.title} if of is not None else None,"answer_id": a.id, "submission_id": a.submission_id,
                     "learner": None if anonymous else a.login, "pseudonym": pseudonym(a.login),
-                    "problem": a.problem_id, "title": str(getattr(p, "title", "") or "") if p else "",
+                    "problem": a.problem_id, "title": p.title if p else "",
                     "prompt": engine.prompt(a.problem_id, a.login) if p else "", "answer": a.raw,
                     "feedback": a.feedback, "status": a.status, "points": json_number(points, digits=6),
                     "submitted_at": iso(a.created_at), "rubric": rubric_of(p),

@@ -208,6 +208,7 @@ class ReviewItem(BaseModel):
     submission_id: str
     learner: str | None = Field(None, description="null when asked with anonymous=true")
     pseudonym: str = Field(description="a stable name for the learner that hides the login")
+    assessment: dict[str, str] | None = Field(None, description="{id, title} of the problem's assessment")
     problem: str
     title: str = ""
     prompt: str
