@@ -13,6 +13,7 @@ from serve_helpers import LiveServer, make_bank, users
 REVIEW_BANK = '''subject: 17-08
 problems:
   - id: 17-08/review-capped
+    title: "Why W^O"
     prompt: "Explain why the output projection W^O is needed."
     kind: free_text
     points: 3
@@ -23,6 +24,20 @@ problems:
         - {id: a, text: "says W^O mixes the heads", points: 1.5}
         - {id: b, text: "names the model width d", points: 1}
         - {id: c, text: "claims W^O is optional", points: -2}
+'''
+# Its course: the queue is grouped by these assessments, in this order (not the bank's), then by
+# problem; open from 2020 to 2099 so that no window refuses an answer of these tests.
+COURSE = '''assessments:
+  - id: essays
+    title: "Essays"
+    problems: [17-08/review-capped, 17-08/practice-5]
+    opens: 2020-01-01 00:00
+    due: 2099-12-31 23:59
+  - id: hw
+    title: "Homework"
+    problems: [17-08/practice-2, 17-08/practice-3]
+    opens: 2020-01-01 00:00
+    due: 2099-12-31 23:59
 '''
 LEARNERS = ["alice", "bob", "carol", "dave", "erin", "frank", "gina"]
 
@@ -50,6 +65,7 @@ def srv(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp(f"reviews-{request.param}")
     bank = make_bank(tmp)
     (bank / "17-08" / "08-review.yaml").write_text(REVIEW_BANK)
+    (bank / "assessments.yaml").write_text(COURSE)
     database = (f"sqlite:///{tmp / 'grader.db'}" if request.param == "sqlite"
                 else request.getfixturevalue("postgres").new_database())
     tokens = users(database, prof="instructor", **{name: "learner" for name in LEARNERS})
@@ -182,3 +198,22 @@ def test_the_queue_anonymised(srv):
     assert plain["learner"] == "gina" and anon["learner"] is None
     assert anon["pseudonym"] == plain["pseudonym"] and anon["pseudonym"].startswith("learner-")
     assert "gina" not in anon["pseudonym"]
+
+
+def test_the_queue_is_by_assessment_then_problem(srv):
+    srv.answer("gina", "17-08/practice-2", "queue order: hw, practice-2")
+    srv.answer("gina", "17-08/review-capped", "queue order: essays, review-capped")
+    srv.answer("gina", "17-08/practice-5", "queue order: essays, practice-5")
+    queue = srv.get("prof", "/review").json()
+    order = [(x["assessment"]["id"] if x["assessment"] else None, x["problem"]) for x in queue]
+    # essays (practice-5 before review-capped: the bank's order), then hw (practice-2, practice-3)
+    runs = [k for i, k in enumerate(order) if i == 0 or order[i - 1] != k]
+    assert runs == [("essays", "17-08/practice-5"), ("essays", "17-08/review-capped"),
+                    ("hw", "17-08/practice-2"), ("hw", "17-08/practice-3")], runs
+    capped = next(x for x in queue if x["problem"] == "17-08/review-capped")
+    assert capped["assessment"] == {"id": "essays", "title": "Essays"}
+    assert capped["title"] == "Why W^O"
+    spec = srv.client.get("/openapi.json").json()["paths"]
+    for path in ("/api/v1/review", "/api/v1/review/{answer_id}", "/api/v1/regrade-requests/{request_id}",
+                 "/api/v1/answers/{answer_id}/regrade-request", "/api/v1/me/reviews"):
+        assert path in spec, path

@@ -40,6 +40,7 @@ def test_instructor_grades_with_the_keyboard_and_the_learner_sees_it(live, new_p
     assert HOSTILE in item.locator("pre.answer").inner_text()                              # shown as text
     assert prof.locator("pre.answer img").count() == 0
     shot(prof, "staff-review")
+    prof.evaluate("window.scrollTo(0, 0)")                                                 # the legend in view
     shot.viewport(prof, "staff-review-top", 1200, 900)                                    # docs/img/staff-review.png
     # the first answer is the current one; its rubric (practice-2): 1 = a (+1), 2 = b (+1), 4 = d (-0.5)
     prof.wait_for_function(f"document.activeElement && document.activeElement.id === 'a-{essay}'")
