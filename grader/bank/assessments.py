@@ -174,23 +174,22 @@ def course_of(doc: Any, bank: Bank, file: str = "<input>") -> Course:
     ids: dict[str, Location] = {}
     owner: dict[str, tuple[str, Location]] = {}     # problem id -> (assessment id, where it was put there)
     for i, raw in enumerate(items):
+        aid = raw.get("id") if isinstance(raw, YDict) else None
+        if isinstance(aid, str) and aid in ids:
+            errors.append(SpecError(f"duplicate assessment id {aid!r} (first at {ids[aid]})", raw.loc_of("id")))
+        elif isinstance(aid, str):
+            ids[aid] = raw.loc_of("id")
         reader = _Reader(raw, items.loc_of(i), tz, bank, errors)
         a = reader.assessment()
-        if a is None:
-            continue
-        if a.id in ids:
-            errors.append(SpecError(f"duplicate assessment id {a.id!r} (first at {ids[a.id]})", _loc(raw, "id", a.location)))
-            continue
-        ids[a.id] = a.location or items.loc_of(i)
-        for item in a.items:
-            where = reader.where[item.problem_id]
-            if item.problem_id in owner:
-                first, at = owner[item.problem_id]
-                errors.append(SpecError(f"problem {item.problem_id!r} is already in assessment {first!r} (at {at}); "
+        for pid, where in reader.where.items():         # checked even when the assessment has other errors
+            if pid in owner:
+                first, at = owner[pid]
+                errors.append(SpecError(f"problem {pid!r} is already in assessment {first!r} (at {at}); "
                                         "a problem is in at most one assessment", where))
             else:
-                owner[item.problem_id] = (a.id, where)
-        out.append(a)
+                owner[pid] = (aid if isinstance(aid, str) else f"#{i + 1}", where)
+        if a is not None:
+            out.append(a)
     if errors:
         raise ErrorList(errors)
     return Course(tz, tuple(out), file)
@@ -236,8 +235,8 @@ class _Reader:
         aid = raw.get("id")
         if not isinstance(aid, str) or not ASSESSMENT_ID.match(aid):
             self.err("'id' must be a short name of letters, digits, '.', '_' or '-' (e.g. hw1)", "id")
-        title = raw.get("title", aid)
-        if not isinstance(title, str) or not title.strip():
+        title = raw.get("title", aid if isinstance(aid, str) else "")
+        if "title" in raw and (not isinstance(title, str) or not title.strip()):
             self.err("'title' must be a text", "title")
         description = raw.get("description", "")
         if not isinstance(description, str):

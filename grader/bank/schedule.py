@@ -19,6 +19,7 @@ Pure: the clock is a parameter (``now``, UTC-aware). The rules (docs/exercises.m
   learner's closing time (``closes``: ``late_until`` when late answers are accepted, else
   ``due``). After that end the window is closed for that learner. Started after ``due`` (in the
   late window) it runs the same way, late, with the penalty of the moment of each answer.
+- ``show``: :func:`scores_shown` (``after_due`` is the learner's own due time, extension included).
 - ``penalty`` is the fraction of the score lost by an answer given ``now``: 0 unless ``late``
   (an answer is refused when ``not_open`` or ``closed``).
 """
@@ -93,6 +94,17 @@ def window(a: Assessment, now: datetime, *, extension: datetime | None = None,
     lost = f"a {penalty * 100:.4g}% penalty" if penalty else "no penalty"
     return Window("late", a.opens, due, closes, ends_at, penalty,
                   f"late: was due {at(due)}{ext}; accepted until {at(closes)} with {lost}{timer}", extended)
+
+
+def scores_shown(a: Assessment, w: Window, now: datetime, *, released: bool = False) -> bool:
+    """Whether the learner may see scores and feedback now (``show``): ``immediately``;
+    ``after_due``: once the learner's own due time ``w.due`` has passed (not at it: answers are
+    still on time then); ``on_release``: once staff released them (``released``)."""
+    if a.show == "immediately":
+        return True
+    if a.show == "after_due":
+        return _utc(now) > w.due
+    return released
 
 
 def late_penalty(a: Assessment, late_by: timedelta) -> float:

@@ -14,7 +14,7 @@ import click
               help="Exercise bank: a YAML file or a folder of them (default: the bundled bank).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="A table (id, kind, points, prompt with the options of a choice and what the answer must be), "
-                   "or JSON: a list of {id, kind, points, prompt, source, variant, choices, unit, answer_as}.")
+                   "or JSON: a list of {id, title, assessment, kind, points, prompt, source, variant, choices, unit, answer_as}.")
 @click.option("--learner", default=None, metavar="ID",
               help="Show each variant problem as this learner gets it: the prompt with the learner's own "
                    "numbers, the same that `grader grade` uses for that learner id.")
