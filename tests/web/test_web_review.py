@@ -19,8 +19,13 @@ def _api(live, who, method, path, body=None):
     return r.json()
 
 
+SUBMISSION = {}
+
+
 def _answer(live, who, problem, text):
-    return _api(live, who, "POST", "/submissions", {"answers": {problem: text}})["results"][0]["answer_id"]
+    sub = _api(live, who, "POST", "/submissions", {"answers": {problem: text}})
+    SUBMISSION[sub["results"][0]["answer_id"]] = sub["id"]
+    return sub["results"][0]["answer_id"]
 
 
 def _review_of(live, who, answer_id):
@@ -79,6 +84,9 @@ def test_instructor_grades_with_the_keyboard_and_the_learner_sees_it(live, new_p
     text = section.inner_text()
     assert "1.5 / 2" in text and "Count W^O too: 4d² in all." in text
     assert "an assertion with no count behind it (-0.5)" in text and "(+1)" in text
+    assert "a person must grade" not in alice.locator("main").inner_text()
+    alice.goto(live.url + f"/learn/exercise/17-08/practice-2?s={SUBMISSION[essay]}")      # the result of it
+    assert "Result: 1.5 / 2 — reviewed" in alice.locator("#result h2").inner_text()
     assert "a person must grade" not in alice.locator("main").inner_text()
     assert axe_violations(alice) == [] and unlabelled_inputs(alice) == []
     alice.get_by_label("Ask for a regrade").fill("I did count W^O: it is the last d² in my answer.")
