@@ -87,7 +87,8 @@ def problem_page(problem_id: str, request: Request, who: Principal = Depends(pag
     plot = distribution_plot(float(p.points), stats["distribution"],
                               f"{problem_id}: learners by score ({st.settings.policy} attempt)") \
         if stats["distribution"] else None
-    return page(request, "staff_problem.html", who=who, stats=stats, plot=plot, prompt=p.prompt)
+    return page(request, "staff_problem.html", who=who, stats=stats, plot=plot, prompt=p.prompt,
+                title=getattr(p, "title", None))
 
 
 @router.get("/staff/learners/{login}")
