@@ -23,6 +23,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {s: {"model": ErrorBody} for s in (400
 
 class Exercise(BaseModel):
     id: str
+    title: str = Field("", description="a short human title (the bank's `title:`, else derived from the prompt)")
     kind: str
     points: float
     prompt: str = Field(description="with the learner's own numbers for a variant problem")

@@ -107,7 +107,9 @@ def test_exercises_show_the_learners_own_numbers_and_no_reference(srv):
                           "alice", "--format", "json"], capture_output=True, text=True, check=True)
     drawn = {row["id"]: (row["prompt"], row["drawn"]) for row in json.loads(cli.stdout)}
     for r in rows:
-        assert set(r) <= {"id", "kind", "points", "prompt", "choices", "attempts", "attempts_used", "variant"}, r
+        assert set(r) <= {"id", "title", "kind", "points", "prompt", "choices", "attempts", "attempts_used",
+                          "variant"}, r
+        assert r["title"] == bank.get(r["id"]).title and r["title"]       # every bundled problem has one
         assert r["prompt"] == drawn[r["id"]][0]
         assert r.get("variant") == drawn[r["id"]][1]
     assert any(r.get("variant") for r in rows)
