@@ -211,7 +211,8 @@ async def code(problem_id: str, request: Request, file: UploadFile, who: Princip
 @router.get("/learn/jobs/{job_id}")
 def job_page(job_id: str, request: Request, who: Principal = Depends(page_user)) -> Response:
     job = service.job(request, job_id, who)
-    return page(request, "learn_job.html", who=who, job=job, tests=_tests(job))
+    p = service.state(request).engine.get(str(job.get("problem") or ""))
+    return page(request, "learn_job.html", who=who, job=job, tests=_tests(job), title=p.title if p else None)
 
 
 @router.get("/learn/jobs/{job_id}/status")

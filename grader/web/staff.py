@@ -103,7 +103,7 @@ def learner_page(login: str, request: Request, who: Principal = Depends(page_ins
                                       Answer.status, Answer.feedback).where(Answer.user_id == uid)
                                .order_by(Answer.created_at.desc()).limit(500)).all()
     return page(request, "staff_learner.html", who=who, row=row, answers=answers,
-                problems=[p.id for p in st.engine.problems])
+                problems=[p.id for p in st.engine.problems], titles={p.id: p.title for p in st.engine.problems})
 
 
 @router.get("/staff/batch")

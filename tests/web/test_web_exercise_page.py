@@ -225,3 +225,18 @@ def test_a_batch_learner_gets_a_name():
     assert name_of("alice.smith@uni.edu") == "Alice Smith"
     assert name_of("bob") == "Bob"
     assert name_of("s1234") == "s1234"           # an id of digits is left as written
+
+
+def test_pages_show_titles_with_ids_as_small_print(app):
+    from grader.bank import load_bank
+    title = load_bank().get("17-08/params-formula").title
+    assert title and title != "17-08/params-formula"
+    c = signed_in(app, "alice")
+    html = c.get("/learn/exercise/17-08/params-formula").text
+    assert re.search(r"<h1>(.*?)</h1>", html).group(1) == str(__import__("markupsafe").escape(title))
+    assert '<small class="pid">17-08/params-formula</small>' in html
+    prof = signed_in(app, "prof")
+    html = prof.get("/staff/learners/alice").text
+    assert str(__import__("markupsafe").escape(title)) in html
+    html = prof.get("/staff/problems/17-08/params-formula").text
+    assert re.search(r"<h1>(.*?)</h1>", html).group(1) == str(__import__("markupsafe").escape(title))
