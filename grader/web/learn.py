@@ -23,7 +23,7 @@ from grader.serve.auth import Principal
 from grader.serve.errors import APIError
 from grader.serve.workers import TaskFailed
 
-from . import service
+from . import review, service
 from .code import by_function, template_of
 from .render import page, redirect
 from grader.serve.auth import Throttled
@@ -86,7 +86,7 @@ def exercises(request: Request, who: Principal = Depends(page_user)) -> Response
 
 def _attempts(st: State, who: Principal, problem_id: str) -> Sequence[Record]:
     with st.db.read() as conn:
-        return conn.execute(select(Answer.submission_id, Answer.raw, Answer.created_at, Answer.score, Answer.max_score,
+        return conn.execute(select(Answer.id, Answer.submission_id, Answer.raw, Answer.created_at, Answer.score, Answer.max_score,
                                    Answer.status, Answer.feedback, Answer.result)
                             .where(Answer.user_id == who.id, Answer.problem_id == problem_id)
                             .order_by(Answer.created_at.desc()).limit(50)).all()
@@ -106,9 +106,9 @@ def _exercise(request: Request, who: Principal, problem_id: str, *, result: dict
             ex["attempts_used"] = store.attempts_used(conn, who.id, [problem_id]).get(problem_id, 0)
     if p.kind == "code":
         ex["template"] = template_of(st, problem_id) is not None
+    seen = review.learner_context(request, who, problem_id, attempts, result)   # a person's grades (review.py)
     return page(request, "learn_code.html" if p.kind == "code" else "learn_exercise.html", status=status, who=who,
-                ex=ex, result=result, attempts=attempts, error=error, answer=answer, job=job, reading=reading,
-                nonce=secrets.token_urlsafe(12))
+                ex=ex, error=error, answer=answer, job=job, reading=reading, nonce=secrets.token_urlsafe(12), **seen)
 
 
 def _shown(raw: object) -> str:
