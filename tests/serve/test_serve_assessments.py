@@ -323,6 +323,7 @@ def test_pages_list_assessments_and_the_tab(app):
     home = c.get("/learn").text
     assert "Homework 1" in home and 'datetime="2026-12-07T22:59:00Z"' in home and 'title="2026-12-07 23:59 CET"' in home
     assert "due in 4 days" in home
+    assert "/api/v1/" not in home                  # a learner's page links no JSON (it needs a token)
     page = c.get("/learn/assessments/hw1").text
     assert "Homework 1" in page and "17-08/practice-1" in page and "2 of 2" in page
     quiz = c.get("/learn/assessments/q1").text
