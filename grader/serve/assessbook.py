@@ -19,9 +19,8 @@ from sqlalchemy.engine import Connection
 
 from grader.api import Assessment, Course
 from grader.api.service import json_number
-from grader.db.models import Answer, AssessmentStart, Extension, Record, Release, Submission, User
+from grader.db.models import Answer, AssessmentStart, Extension, Record, Release, Review, Submission, User
 
-from . import gradebook
 from .course import Times, aware, extensions, iso, local, starts
 from .errors import APIError, not_found
 
@@ -185,13 +184,34 @@ def _attempts(conn: Connection, problem_ids: list[str]) -> list[Record]:
         .order_by(Submission.created_at, Answer.position)).all())
 
 
-def _chosen(attempts: list[Record], reviews: dict[str, JSON], policy: str) -> Record:
-    """The attempt that counts (as :func:`gradebook.cell` chooses it)."""
+def _reviews(conn: Connection, problem_ids: list[str]) -> dict[str, float]:
+    """The score of the review that counts (the latest) of each reviewed answer to these problems."""
+    q = (select(Review.answer_id, Review.score).join(Answer, Answer.id == Review.answer_id)
+         .where(Answer.problem_id.in_(problem_ids)).order_by(Review.created_at, Review.id))
+    return {aid: float(score) for aid, score in conn.execute(q)}
+
+
+def _cell(attempts: list[Record], reviews: dict[str, float], bank_points: float, policy: str,
+          late: dict[str, tuple[float | None, float | None]], factor: float, here: JSON) -> JSON:
+    """A learner's cell of one problem, as :func:`gradebook.cell` counts it (a person's review,
+    else the engine's score; pending while a person must grade), in the assessment's points,
+    with the late penalty of the attempt that counts."""
+    grades = [reviews[a.id] if a.id in reviews else None if a.pending_points or a.score is None else float(a.score)
+              for a in attempts]
     if policy == "last":
-        return attempts[-1]
-    known = [(float(reviews[a.id]["score"]) if a.id in reviews else float(a.score), a) for a in attempts
-             if a.id in reviews or (not a.pending_points and a.score is not None)]
-    return max(known, key=lambda t: t[0])[1] if known else attempts[-1]
+        score, chosen = grades[-1], attempts[-1]
+        pending = score is None
+    else:
+        known = [(g, a) for g, a in zip(grades, attempts) if g is not None]
+        score, chosen = max(known, key=lambda t: t[0]) if known else (None, attempts[-1])
+        pending = any(g is None for g in grades) and (score is None or score < bank_points)
+    raw, lost = late.get(chosen.id, (None, None))
+    return {"score": None if score is None else json_number(round(score * factor, 6), digits=6),
+            "max_score": here["max_score"], "attempts": len(attempts), "pending": pending,
+            "status": "reviewed" if chosen.id in reviews else chosen.status, "late": lost is not None,
+            "late_attempts": sum(1 for x in attempts if x.id in late) if late else 0,
+            "penalty": json_number(round(lost * factor, 6), digits=6) if lost is not None else None,
+            "raw_score": json_number(round(raw * factor, 6), digits=6) if raw is not None else None}
 
 
 def book(conn: Connection, engine: Engine, a: Assessment, policy: str) -> JSON:
@@ -202,37 +222,30 @@ def book(conn: Connection, engine: Engine, a: Assessment, policy: str) -> JSON:
     assert course is not None
     pts = points(engine, a)
     ids = list(pts)
+    bank = {pid: engine.points(pid) for pid in ids}
+    factor = {pid: pts[pid] / bank[pid] if bank[pid] else 1.0 for pid in ids}
+    here = {pid: {"max_score": json_number(pts[pid], digits=6)} for pid in ids}
     learners = conn.execute(select(User.id, User.login, User.name, User.email).where(User.role == "learner")
                             .order_by(User.login)).all()
     by: defaultdict[tuple[int, str], list[Record]] = defaultdict(list)
     for r in _attempts(conn, ids):
         by[(r.user_id, r.problem_id)].append(r)
-    from .store import latest_reviews
-    reviews = latest_reviews(conn, [r.id for v in by.values() for r in v]) if by else {}
+    reviews = _reviews(conn, ids) if by else {}
     late = _late_answers(conn, ids)
     ext = extensions(conn, assessment_id=a.id)
     began = starts(conn, assessment_id=a.id)
+    max_total = json_number(round(sum(pts.values()), 6), digits=6)
     rows = []
     for u in learners:
         cells: dict[str, JSON] = {}
         total = 0.0
         for pid in ids:
             attempts = by.get((u.id, pid))
-            if not attempts:
-                continue
-            c = gradebook.cell(attempts, reviews, engine.points(pid), policy)
-            chosen = _chosen(attempts, reviews, policy)
-            raw, lost = late.get(chosen.id, (None, None))
-            score = _scaled(c, pts[pid], engine.points(pid))
-            f = pts[pid] / engine.points(pid) if engine.points(pid) else 1.0
-            cells[pid] = {**c, "score": json_number(score, digits=6), "max_score": json_number(pts[pid], digits=6),
-                          "late": lost is not None, "late_attempts": sum(1 for x in attempts if x.id in late),
-                          "penalty": json_number(round(lost * f, 6), digits=6) if lost is not None else None,
-                          "raw_score": json_number(round(raw * f, 6), digits=6) if raw is not None else None}
-            total += score or 0
+            if attempts:
+                c = cells[pid] = _cell(attempts, reviews, bank[pid], policy, late, factor[pid], here[pid])
+                total += c["score"] or 0
         rows.append({"learner": u.login, "name": u.name, "email": u.email, "problems": cells,
-                     "total": json_number(round(total, 6), digits=6),
-                     "max_total": json_number(round(sum(pts.values()), 6), digits=6),
+                     "total": json_number(round(total, 6), digits=6), "max_total": max_total,
                      "extension": iso(ext.get((u.id, a.id))), "started_at": iso(began.get((u.id, a.id)))})
     return {"assessment": a.id, "title": a.title, "policy": policy, "timezone": course.timezone,
             "due": iso(a.due), "problems": [{"id": pid, "title": engine.title(pid), "short": short(engine.title(pid)),

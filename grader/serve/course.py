@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from grader.api import Assessment, Course, Window, apply_late, window
+from grader.api import Assessment, Course, Window, apply_late, scores_shown, when, window
 from grader.api.service import json_number
 from grader.db.models import AssessmentStart, Extension, Release, now as utc_now
 
@@ -100,23 +100,20 @@ class Times:
 
     def hidden(self, a: Assessment, now: datetime, course: Course) -> str | None:
         """Why this learner's scores and feedback of ``a`` are not shown yet (None: they are)."""
-        if a.show == "immediately":
-            return None
         released = self.released.get(a.id)
-        if released is not None and released <= now:
+        w = self.window(a, now)
+        if scores_shown(a, w, now, released=released is not None and released <= now):
+            return None
+        if released is not None and released <= now:    # a release shows an after_due one early too
             return None
         if a.show == "after_due":
-            due = max(a.due, self.extensions.get(a.id, a.due))
-            if now >= due:
-                return None
-            return f"stored and graded; the score and feedback are shown after the due date, {local(due, course)}"
+            return f"stored and graded; the score and feedback are shown after the due date, {local(w.due, course)}"
         return "stored and graded; the score and feedback are shown when the staff release them"
 
 
 def local(dt: datetime, course: Course) -> str:
     """A time as the course shows it: in its time zone, with the zone's name."""
-    from zoneinfo import ZoneInfo
-    return aware(dt).astimezone(ZoneInfo(course.timezone)).strftime("%Y-%m-%d %H:%M %Z")
+    return when(aware(dt), course.timezone)
 
 
 # ------------------------------------------------------------------ the gate of a submission

@@ -80,8 +80,9 @@ def exercises(request: Request, who: Principal = Depends(page_user)) -> Response
         row = gradebook.rows(conn, st.engine, st.settings.policy, user_id=who.id)[0]
         if not who.instructor and st.engine.course is not None:
             row = course.Shown(st, conn, who.id).row(row)
+    c = st.engine.course             # with assessments, their problems are on their pages; the others here
     items = [{"id": p.id, "kind": p.kind, "points": p.points, "cell": row["problems"].get(p.id),
-              "title": st.engine.title(p.id)} for p in st.engine.problems]
+              "title": st.engine.title(p.id)} for p in st.engine.problems if c is None or c.of_problem(p.id) is None]
     return page(request, "learn_index.html", who=who, items=items, row=row,
                 assessments=assessments.summaries(st, who))
 

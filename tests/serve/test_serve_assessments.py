@@ -235,8 +235,10 @@ def test_scores_hidden_until_release_and_after_due(app):
     r = submit(app, "erin", {"17-08/practice-1.check": 1024})
     assert r.status_code == 201 and r.json()["results"][0]["score"] is None and r.json()["hidden"] == 1
     assert "after the due date, 2026-12-04 23:59 CET" in r.json()["results"][0]["feedback"]
-    app.clock.set("2026-12-04T22:59:00Z")          # exactly at due: shown
     sid = r.json()["id"]
+    app.clock.set("2026-12-04T22:59:00Z")          # exactly at due: answers still on time, not shown yet
+    assert api(app, "erin", "GET", f"/submissions/{sid}").json()["results"][0]["score"] is None
+    app.clock.set("2026-12-04T22:59:01Z")          # a second after: shown
     assert api(app, "erin", "GET", f"/submissions/{sid}").json()["results"][0]["score"] == 1
 
 
@@ -316,6 +318,17 @@ def test_pages_list_assessments_and_the_tab(app):
     assert "Homework 1" in page and "17-08/practice-1" in page and "2 of 2" in page
     quiz = c.get("/learn/assessments/q1").text
     assert "Time limit: 30 minutes" in quiz
+    # the problems of assessments are on their pages; the home lists only the others
+    assert 'href="/learn/exercise/17-08/practice-1"' not in home
+    assert 'href="/learn/exercise/17-08/example-2.params"' in home
+    staff = signed_in(app, "prof")
+    tab = staff.get("/staff/assessments/hw1").text
+    assert 'aria-current="page" title="Homework 1 (hw1)"' in tab and "late −0.8" in tab     # bob: 0.4 x 4/2
+    assert 'href="/staff/assessments/hw1/gradebook.csv"' in tab
+    assert staff.get("/staff/assessments/hw1/gradebook.csv").text.startswith("Student,ID,SIS User ID")
+    confirm = staff.get("/staff/regrade").text
+    assert "Regrade everything?" in confirm and 'action="/staff/regrade"' in confirm
+    assert signed_in(app, "alice").get("/staff/extensions").status_code == 403
 
 
 def test_cli_grants_and_lists(app):
