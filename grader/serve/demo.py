@@ -53,7 +53,9 @@ class Seeded:
         out.append(f"  free text: {self.free_text} answers, {self.reviewed} reviewed, "
                    f"{self.free_text - self.reviewed} waiting for review")
         out.append(f"instructor token: {self.token}")
-        out.append(f"serve it: grader serve --database {serve_url}   (sign in at http://127.0.0.1:8000/learn/login with the token; the staff pages are /staff)")
+        out.append(f"serve it: grader serve --database {serve_url}")
+        out.append("then sign in at http://127.0.0.1:8000/learn/login with the instructor token: the staff pages "
+                   "are at /staff")
         return out
 
 

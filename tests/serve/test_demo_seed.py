@@ -13,20 +13,23 @@ The counts, by hand from the rules of grader/serve/demo_class.py for 30 learners
 """
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 LEARNERS = 30
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("demo")
     database = f"sqlite:///{tmp / 'demo.db'}"
-    r = subprocess.run([sys.executable, "-m", "grader", "demo", "seed", "--database", database,
+    r = subprocess.run([sys.executable, "-m", "grader", "demo", "seed", "--database", "demo.db",     # as the README
                         "--learners", str(LEARNERS), "--seed", "17"], capture_output=True, text=True, timeout=600,
                        cwd=tmp)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -49,26 +52,43 @@ def app(seeded):
 
 
 def test_the_command_says_what_it_made_and_how_to_serve_it(seeded):
-    database, out, _ = seeded
+    _, out, _ = seeded
     lines = out.splitlines()
-    assert lines[0].startswith("seeded ") and lines[0].endswith(
-        f": 1 instructor (prof), {LEARNERS} learners, 95 submissions ({lines[0].split('(')[2].split()[0]} answers)")
+    assert re.fullmatch(r"seeded sqlite:///demo.db: 1 instructor \(prof\), 30 learners, 95 submissions "
+                        r"\(\d+ answers\)", lines[0]), lines[0]
     assert lines[1:4] == ["  hw1: 40 submissions, 5 late", "  quiz1: 28 submissions, 0 late",
                           "  formulas: 27 submissions, 6 late"]
     assert lines[4].startswith("  timed quiz started by 28; extensions: hw1:") and ", formulas:" in lines[4]
     assert lines[5] == "  free text: 75 answers, 10 reviewed, 65 waiting for review"
-    assert lines[6].startswith("instructor token: grd_")
-    assert lines[7].startswith(f"serve it: grader serve --database {database}")
+    assert re.fullmatch(r"instructor token: grd_[A-Za-z0-9_-]{43}", lines[6])
+    assert lines[7] == "serve it: grader serve --database demo.db"
+    assert len(lines) == 9
+
+
+def test_the_readme_shows_the_real_output(seeded):
+    """The README's block: its lines are the command's, "…" any text, the token by its form."""
+    _, out, _ = seeded
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    marker = "<!-- docs-output: tested (tests/serve/test_demo_seed.py::test_the_readme_shows_the_real_output) -->"
+    block = text.split(marker)[1].split("```console\n")[1].split("```")[0].splitlines()
+    assert block[0].startswith("$ grader demo seed --database demo.db ")
+    shown = block[1:]
+    real = out.splitlines()
+    assert len(shown) == len(real)
+    for doc, line in zip(shown, real):
+        parts = [re.escape(x).replace(re.escape("…"), ".*") for x in re.split(r"grd_[A-Za-z0-9_-]{43}", doc)]
+        pattern = r"grd_[A-Za-z0-9_-]{43}".join(parts)
+        assert re.fullmatch(pattern, line), (doc, line)
 
 
 def test_a_second_run_is_refused_in_one_line(seeded):
-    database, _, tmp = seeded
-    r = subprocess.run([sys.executable, "-m", "grader", "demo", "seed", "--database", database],
+    _, _, tmp = seeded
+    r = subprocess.run([sys.executable, "-m", "grader", "demo", "seed", "--database", "demo.db"],
                        capture_output=True, text=True, timeout=300, cwd=tmp)
     # 1 instructor + 30 learners
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines() == [
-        f"error: {database} already has data (31 accounts); the demo seeds only a new, empty database "
+        "error: sqlite:///demo.db already has data (31 accounts); the demo seeds only a new, empty database "
         "(give another --database)"], r.stderr
 
 
