@@ -168,3 +168,11 @@ def test_the_staff_pages_show_the_class(app):
     book = page.get("/staff/assessments/hw1").text
     assert all(p.login in book for p in people) and book.count('class="mark late"') >= 1 + 5     # the legend, then 5 late learners
     assert people[4].login in page.get("/staff/extensions").text
+
+
+def test_a_database_url_of_no_known_kind_is_one_line(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "grader", "demo", "seed", "--database", "foo://u:secret@host/db"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines() == ["error: foo://u:***@host/db: no database of that kind (foo); use a "
+                                             "SQLite file or postgresql+psycopg://user@host/db"]
