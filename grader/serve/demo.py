@@ -110,7 +110,10 @@ def seed(database: str, *, learners: int = 30, seed: int = 17, workers: int = 2)
     tokens = {i.login: i.token for i in issued}
     tokens[prof.login] = prof.token
     out = Seeded(shown, prof.login, prof.token, learners=len(people))
-    asyncio.run(_play(database, tokens, people, seed, out, workers))
+    try:
+        asyncio.run(_play(database, tokens, people, seed, out, workers))
+    except GraderError as e:
+        raise GraderError(f"{e.message}; {shown} is seeded in part: delete it before seeding again") from None
     return out
 
 

@@ -176,3 +176,21 @@ def test_a_database_url_of_no_known_kind_is_one_line(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip().splitlines() == ["error: foo://u:***@host/db: no database of that kind (foo); use a "
                                              "SQLite file or postgresql+psycopg://user@host/db"]
+
+
+def test_a_refused_step_stops_the_seed_and_says_the_database_is_partial(tmp_path, monkeypatch):
+    # one event only: a submission to hw1 a day before it opens (the service answers 409)
+    from datetime import timedelta
+
+    from grader.errors import GraderError
+    from grader.serve import demo, demo_class
+
+    def one_early(course, problems, people, seed, instructor):
+        a = course.get("hw1")
+        return [demo_class.Event(a.opens - timedelta(days=1), "submit", people[0].login, "hw1",
+                                 {"17-08/practice-1": 64})]
+    monkeypatch.setattr(demo_class, "plan", one_early)
+    with pytest.raises(GraderError) as e:
+        demo.seed(f"sqlite:///{tmp_path / 'd.db'}", learners=2, workers=1)
+    assert "POST /api/v1/submissions was answered 409" in e.value.message
+    assert e.value.message.endswith(f"sqlite:///{tmp_path / 'd.db'} is seeded in part: delete it before seeding again")
