@@ -92,6 +92,7 @@ def extension_list(conn: Connection, course: Course, assessment_id: str | None =
         a = course.get(r.assessment_id)
         out.append({"assessment": r.assessment_id, "learner": r.login, "name": r.name, "due": iso(r.due),
                     "due_local": local(r.due, course), "original_due": iso(a.due) if a else None,
+                    "original_due_local": local(a.due, course) if a else None,
                     "granted_by": r.granted_by, "reason": r.reason, "created_at": iso(r.created_at)})
     return out
 

@@ -171,6 +171,17 @@ def mark(results: list[JSON], gates: dict[str, Gate]) -> None:
                      penalty=json_number(lost, digits=6), late={"fraction": g.window.penalty})
 
 
+def stored_mark(g: Gate | None) -> JSON:
+    """The columns of an answer stored before it is graded: its assessment and, in ``result``,
+    the window it was accepted in (replaced by its grade once graded)."""
+    if g is None:
+        return {"assessment_id": None, "result": None}
+    mark: JSON = {"assessment": g.assessment}
+    if g.window.state == "late":
+        mark["late"] = {"fraction": g.window.penalty}
+    return {"assessment_id": g.assessment, "result": mark}
+
+
 def carry_late(new: JSON, old: JSON | None) -> JSON:
     """A regraded answer keeps its assessment and its late fraction (of the score lost), applied
     to its new score."""

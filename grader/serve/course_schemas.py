@@ -83,6 +83,7 @@ class ExtensionOut(BaseModel):
     due: str
     due_local: str
     original_due: str | None = None
+    original_due_local: str | None = None
     granted_by: str
     reason: str
     created_at: str

@@ -121,6 +121,9 @@ async def submit(state: State, who: Principal, answers: dict[str, object], key: 
                 return found
         gates.update(course.gate(state, conn, who.id, list(answers), course.clock(state)))
         check_attempts(state, conn, who.id, answers)
+        if gates:           # kept with the answer until it is graded (a recovery grades it with its window)
+            for row in rows:
+                row.update(course.stored_mark(gates.get(row["problem_id"])))
         conn.execute(INSERT_SUBMISSION, {"id": sub_id, "user_id": who.id, "idempotency_key": key,
                                          "body_hash": body_hash, "source": "api", "status": "received",
                                          "created_at": created})
@@ -232,16 +235,22 @@ def late_columns(r: JSON) -> JSON:
 
 
 def _stored_answers(conn: Connection, sub_id: str) -> Sequence[Record]:
-    return conn.execute(select(Answer.id, Answer.problem_id, Answer.raw).where(Answer.submission_id == sub_id)
+    return conn.execute(select(Answer.id, Answer.problem_id, Answer.raw, Answer.result).where(Answer.submission_id == sub_id)
                         .order_by(Answer.position)).all()
 
 
 def grade_stored(state: State, sub_id: str, learner: str) -> None:
-    """Grade a submission that was stored but not graded."""
+    """Grade a submission that was stored but not graded (an answer to an assessment keeps the
+    window it was accepted in: its late penalty)."""
+    from .course import carry_late, rescore
     with state.db.read() as conn:
         stored = _stored_answers(conn, sub_id)
     answers = {a.problem_id: a.raw for a in stored}
     obj = grade(state, learner, answers)
+    if any(isinstance(a.result, dict) for a in stored):
+        obj["results"] = [carry_late(r, a.result if isinstance(a.result, dict) else None)
+                          for r, a in zip(obj["results"], stored)]
+        rescore(obj)
     record(state, sub_id, [{"id": a.id} for a in stored], obj)
 
 
@@ -312,7 +321,8 @@ def load(conn: Connection, sub_id: str, *, owner: int | None = None) -> JSON:
     reviews = latest_reviews(conn, [a.id for a in answers])
     results = []
     for a in answers:
-        r = dict(a.result) if a.result else {"id": a.problem_id, "answer": a.raw, "status": None}
+        graded = isinstance(a.result, dict) and "id" in a.result      # (not a stored answer's assessment mark)
+        r = dict(a.result) if graded else {"id": a.problem_id, "answer": a.raw, "status": None}
         r.pop("job_id", None)
         r["answer_id"] = a.id
         if a.id in reviews:

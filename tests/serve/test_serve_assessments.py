@@ -11,6 +11,7 @@ The course (Europe/Paris, UTC+1 in December), derived by hand:
   answers, scores shown after the due date.
 - q1 = quiz-1 + quiz-2 (1 point each): opens 12-02 10:00 (09:00Z), due 12-02 12:00 (11:00Z),
   30 minutes from its start, scores shown on release.
+- c1 = code-add (4 points): due 12-05 23:59 (22:59Z), late until 12-10 23:59, late scores x 0.5.
 """
 from __future__ import annotations
 
@@ -50,6 +51,12 @@ assessments:
     due: 2026-12-02 12:00
     time_limit: 30 min
     show: on_release
+  - id: c1
+    title: Code 1
+    problems: [17-08/code-add]
+    opens: 2026-12-01 09:00
+    due: 2026-12-05 23:59
+    late: {until: 2026-12-10 23:59, multiplier: 0.5}
 """
 
 
@@ -169,6 +176,7 @@ def test_extension_past_late_until_then_revoked(app):
     # 2026-12-12 23:59 in Paris = 22:59Z; the class's due 2026-12-07 22:59Z
     assert r.json() == {"assessment": "hw1", "learner": "carol", "name": "", "due": "2026-12-12T22:59:00Z",
                         "due_local": "2026-12-12 23:59 CET", "original_due": "2026-12-07T22:59:00Z",
+                        "original_due_local": "2026-12-07 23:59 CET",
                         "granted_by": "prof", "reason": "ill", "created_at": "2026-12-11T12:00:00Z"}
     r = submit(app, "carol", {"17-08/practice-1": 64})             # on time for carol: no penalty
     assert r.status_code == 201 and r.json()["results"][0]["score"] == 1
@@ -245,7 +253,7 @@ def test_scores_hidden_until_release_and_after_due(app):
 def test_assessment_list_and_detail_json(app):
     app.clock.set("2026-12-03T12:00:00Z")
     got = api(app, "alice", "GET", "/assessments").json()
-    assert [a["id"] for a in got] == ["hw1", "hw2", "q1"]
+    assert [a["id"] for a in got] == ["hw1", "hw2", "q1", "c1"]
     hw1 = got[0]
     # alice: practice-1 best 1 of 1, params-formula 2 of the bank's 2 -> 4 of hw1's 4: 5 of 5
     assert hw1 == {"id": "hw1", "title": "Homework 1", "description": "Heads and parameters.",
@@ -354,3 +362,49 @@ def test_late_partial_says_what_the_penalty_took():
     assert "2 before the penalty, 0.4 lost (20 % off), 1.6 counted" in text
     assert t.render(result={"score": 1, "max_score": 1}).strip() == ""
     assert t.render(result={"score": None, "penalty": None, "hidden": True}).strip() == ""
+
+
+def test_a_late_answer_stored_but_not_graded_keeps_its_penalty_when_recovered(app):
+    """Stored as POST /submissions stores a late answer (its window's fraction beside it), then
+    the server died before grading it: start-up grades it with that penalty."""
+    from sqlalchemy import insert
+    from grader.db import Database
+    from grader.db.models import Answer, Submission, User, new_id
+    from grader.serve import store
+    d = Database(app.database)
+    sid, aid, at = new_id(), new_id(), utc("2026-12-09T12:00:00Z")
+    with d.write() as conn:
+        uid = conn.execute(select(User.id).where(User.login == "erin")).scalar_one()
+        conn.execute(insert(Submission).values(id=sid, user_id=uid, body_hash="", source="api", status="received",
+                                               created_at=at))
+        conn.execute(insert(Answer).values(id=aid, submission_id=sid, user_id=uid, problem_id="17-08/practice-1",
+                                           position=0, raw=64, created_at=at, assessment_id="hw1",
+                                           result={"assessment": "hw1", "late": {"fraction": 0.2}}))
+    assert store.recover(app.state.grader) == 1
+    with d.read() as conn:
+        a = conn.execute(select(Answer.score, Answer.raw_score, Answer.penalty, Answer.assessment_id)
+                         .where(Answer.id == aid)).one()
+        s = conn.execute(select(Submission.status, Submission.score).where(Submission.id == sid)).one()
+    d.dispose()
+    # practice-1: 64 is right, 1 point; 20% off: 0.2 lost, 0.8 counted
+    assert tuple(a) == (0.8, 1.0, 0.2, "hw1") and tuple(s) == ("graded", 0.8)
+
+
+def test_a_late_code_file_keeps_the_window_it_was_uploaded_in(app):
+    import time
+    app.clock.set("2026-12-11T00:00:00Z")          # c1 closed (late until 12-10 22:59Z)
+    code = {"file": ("add.py", b"def add(a, b):\n    return a + b\n")}
+    r = api(app, "dave", "POST", "/code-submissions", files=code, data={"problem": "17-08/code-add"})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "closed"
+    app.clock.set("2026-12-08T12:00:00Z")          # late: scores x 0.5
+    r = api(app, "dave", "POST", "/code-submissions", files=code, data={"problem": "17-08/code-add"})
+    assert r.status_code == 202, r.text
+    app.clock.set("2026-12-11T00:00:00Z")          # graded after the window closed: the upload's counts
+    deadline = time.monotonic() + 180
+    while (job := api(app, "dave", "GET", f"/jobs/{r.json()['id']}").json())["status"] not in ("done", "failed"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.2)
+    # both tests pass: raw 4, half lost: 2 counted
+    assert job["status"] == "done" and job["result"]["score"] == 2, job
+    sub = api(app, "prof", "GET", f"/submissions/{job['result']['submission_id']}").json()
+    assert (sub["results"][0]["raw_score"], sub["results"][0]["penalty"], sub["score"]) == (4, 2, 2)
