@@ -18,12 +18,13 @@ from grader.answers.kinds.base import BankSite
 
 from .titles import MAX_TITLE, derive_title
 from .model import Bank, BankMistake, Derive, Measure, Problem, Variant, frozen, plain
+from .rubric import read_rubric
 
 FILE_KEYS = {"subject", "problems"}
 # the keys of every problem; each kind adds its own (its FIELDS, grader.answers.kinds)
 COMMON_KEYS = {
     "id", "prompt", "kind", "points", "reference", "source", "tolerance", "sig_figs", "feedback", "mistakes",
-    "derive", "measure", "variant", "note", "partial", "attempts", "title",
+    "derive", "measure", "variant", "note", "partial", "attempts", "title", "rubric",
 }
 PROBLEM_KEYS = COMMON_KEYS | set(FIELD_KINDS)
 SOURCE_KEYS = {"document", "section"}
@@ -211,6 +212,7 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
     attempts = item.get("attempts")
     if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1):
         err("'attempts' must be a positive integer (how many submissions of this problem count)", "attempts")
+    rubric = read_rubric(item.get("rubric"), item.loc_of("rubric"), float(points), errs, unknown_keys)
     title = item.get("title")
     if title is not None and (not isinstance(title, str) or not title.strip() or "\n" in title.strip()
                               or len(title.strip()) > MAX_TITLE):
@@ -225,7 +227,8 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
         id=pid, kind=kind, points=points, prompt=prompt.strip(), reference=reference, location=loc,
         subject=subject, source=str(source), tolerance=plain(item.get("tolerance")), sig_figs=sig_figs,
         feedback=frozen(plain(feedback)), mistakes=mistakes, derive=derive, measure=measure, variant=variant,
-        partial=partial, note=str(item.get("note", "")), attempts=attempts, title=title, **fields,
+        partial=partial, note=str(item.get("note", "")), attempts=attempts, title=title, rubric=rubric,
+        **fields,
     )
 
 

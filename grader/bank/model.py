@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 from grader.answers.kinds import KINDS as ANSWER_KIND_REGISTRY
 from grader.errors import Location
+
+from .rubric import Rubric
 from grader.values import frozen_map, plain, to_fraction
 
 KINDS: tuple[str, ...] = tuple(ANSWER_KIND_REGISTRY)    # every answer kind (grader.answers.kinds), code included
@@ -93,6 +95,7 @@ class Problem:
     tests: str | None = None     # code kind: the tests (relative to the bank file)
     attempts: int | None = None  # submissions of it that count (`grader serve`); None: no limit
     title: str = ""             # a short human title (the bank's `title:`, else derived from the prompt)
+    rubric: Rubric | None = None  # for the person who grades it (grader/bank/rubric.py)
 
     def __hash__(self) -> int:
         return hash(self.id)

@@ -204,8 +204,8 @@ def rescore(obj: JSON) -> None:
 
 # ------------------------------------------------------------------ what a learner is shown
 
-HIDDEN = ("score", "correct", "feedback", "status", "tests", "raw_score", "penalty", "late", "review", "not_run",
-          "pending_points")
+HIDDEN = ("score", "correct", "feedback", "status", "tests", "raw_score", "penalty", "late", "review", "regrade",
+          "not_run", "pending_points")
 
 
 class Shown:

@@ -295,14 +295,14 @@ def recover(state: State) -> int:
 def latest_reviews(conn: Connection, answer_ids: Iterable[str] | None = None,
                    user_id: int | None = None) -> dict[str, JSON]:
     """The review that counts (the latest) of each reviewed answer."""
-    q = (select(Review.answer_id, Review.score, Review.comment, Review.created_at, User.login)
+    q = (select(Review.answer_id, Review.score, Review.comment, Review.created_at, Review.rubric, User.login)
          .join(User, User.id == Review.reviewer_id).order_by(Review.created_at, Review.id))
     if answer_ids is not None:
         q = q.where(Review.answer_id.in_(list(answer_ids)))
     if user_id is not None:
         q = q.join(Answer, Answer.id == Review.answer_id).where(Answer.user_id == user_id)
-    return {r.answer_id: {"score": r.score, "comment": r.comment, "reviewer": r.login, "at": iso(r.created_at)}
-            for r in conn.execute(q)}
+    return {r.answer_id: {"score": r.score, "comment": r.comment, "reviewer": r.login, "at": iso(r.created_at),
+                          "rubric": list(r.rubric or [])} for r in conn.execute(q)}
 
 
 def load(conn: Connection, sub_id: str, *, owner: int | None = None) -> JSON:

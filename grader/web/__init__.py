@@ -18,13 +18,13 @@ def install(app: FastAPI) -> None:
     from fastapi.responses import RedirectResponse
     from fastapi.staticfiles import StaticFiles
 
-    from . import assessments, learn, spec, staff, staff_assessments
+    from . import assessments, learn, review, spec, staff, staff_assessments
     from .render import page_error
     from .session import PageError
 
     app.add_exception_handler(PageError, page_error)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    for module in (learn, assessments, staff_assessments, staff, spec):
+    for module in (learn, assessments, staff_assessments, staff, review, spec):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)

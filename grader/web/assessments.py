@@ -5,14 +5,12 @@ twins: ``GET /api/v1/assessments`` and ``GET /api/v1/assessments/{id}`` (the sam
 :mod:`grader.serve.assessbook`)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from grader.db.models import Record
 from grader.serve import assessbook, course, gradebook
 from grader.serve.auth import Principal
 from grader.serve.errors import APIError
@@ -73,15 +71,20 @@ def shown_submission(st: State, who: Principal, sub: JSON) -> JSON:
         return course.Shown(st, conn, who.id).submission(sub)
 
 
-def shown_attempts(st: State, who: Principal, problem_id: str, rows: Sequence[Record]) -> Sequence[Any]:
-    """Earlier attempts as this learner may see them now."""
+def shown_context(st: State, who: Principal, problem_id: str, seen: JSON) -> JSON:
+    """The exercise page's earlier attempts, result and a person's reviews (``review.learner_context``)
+    as this learner may see them now: while its assessment's scores are not shown, none of them
+    (and no regrade request can be asked of what cannot be seen)."""
     if who.instructor or st.engine.course is None:
-        return rows
+        return seen
     with st.db.read() as conn:
-        why = course.Shown(st, conn, who.id).why(problem_id)
+        see = course.Shown(st, conn, who.id)
+    why = see.why(problem_id)
     if why is None:
-        return rows
-    return [{**r._mapping, "score": None, "feedback": why, "status": "hidden"} for r in rows]
+        return seen
+    attempts = [{**a, "score": None, "feedback": why, "status": "hidden"} for a in seen["attempts"]]
+    result = see.result(seen["result"]) if seen.get("result") else seen.get("result")
+    return {**seen, "attempts": attempts, "result": result, "reviews": []}
 
 
 @router.get("/learn/assessments/{assessment_id}")

@@ -23,7 +23,7 @@ from grader.serve.auth import Principal
 from grader.serve.errors import APIError
 from grader.serve.workers import TaskFailed
 
-from . import assessments, service
+from . import assessments, review, service
 from .render import page, redirect
 from grader.serve.auth import Throttled
 
@@ -89,7 +89,7 @@ def exercises(request: Request, who: Principal = Depends(page_user)) -> Response
 
 def _attempts(st: State, who: Principal, problem_id: str) -> Sequence[Record]:
     with st.db.read() as conn:
-        return conn.execute(select(Answer.submission_id, Answer.raw, Answer.created_at, Answer.score, Answer.max_score,
+        return conn.execute(select(Answer.id, Answer.submission_id, Answer.raw, Answer.created_at, Answer.score, Answer.max_score,
                                    Answer.status, Answer.feedback, Answer.result)
                             .where(Answer.user_id == who.id, Answer.problem_id == problem_id)
                             .order_by(Answer.created_at.desc()).limit(50)).all()
@@ -108,12 +108,13 @@ def _exercise(request: Request, who: Principal, problem_id: str, *, result: dict
         if why:
             raise PageError(409, why)
     ex = st.engine.exercise(p, None if who.instructor else who.login)
-    attempts = assessments.shown_attempts(st, who, problem_id, _attempts(st, who, problem_id))
+    attempts = _attempts(st, who, problem_id)
     if ex.get("attempts"):
         ex["attempts_used"] = len(attempts)
+    seen = review.learner_context(request, who, problem_id, attempts, result)   # a person's grades (review.py)
+    seen = assessments.shown_context(st, who, problem_id, seen)     # ... hidden until its assessment shows them
     return page(request, "learn_code.html" if p.kind == "code" else "learn_exercise.html", status=status, who=who,
-                ex=ex, result=result, attempts=attempts, error=error, answer=answer, job=job,
-                nonce=secrets.token_urlsafe(12))
+                ex=ex, error=error, answer=answer, job=job, nonce=secrets.token_urlsafe(12), **seen)
 
 
 @router.get("/learn/exercise/{problem_id:path}")

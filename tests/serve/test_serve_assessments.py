@@ -408,3 +408,19 @@ def test_a_late_code_file_keeps_the_window_it_was_uploaded_in(app):
     assert job["status"] == "done" and job["result"]["score"] == 2, job
     sub = api(app, "prof", "GET", f"/submissions/{job['result']['submission_id']}").json()
     assert (sub["results"][0]["raw_score"], sub["results"][0]["penalty"], sub["score"]) == (4, 2, 2)
+
+
+def test_a_persons_review_is_hidden_with_the_score(app):
+    """hw2 shows scores after its due date (12-04 22:59Z): a person's review of erin's answer
+    before then reaches her only after it."""
+    app.clock.set("2026-12-04T12:00:00Z")
+    r = submit(app, "erin", {"17-08/practice-1.check": 1000})          # wrong: 0 of 1
+    assert r.status_code == 201
+    answer_id = r.json()["results"][0]["answer_id"]
+    assert api(app, "prof", "POST", f"/review/{answer_id}", json={"score": 0.5, "comment": "close"}).status_code == 201
+    assert [x for x in api(app, "erin", "GET", "/me/reviews").json() if x["answer_id"] == answer_id] == []
+    mine = api(app, "erin", "GET", f"/submissions/{r.json()['id']}").json()["results"][0]
+    assert "review" not in mine and mine["score"] is None
+    app.clock.set("2026-12-04T23:00:00Z")
+    seen = [x for x in api(app, "erin", "GET", "/me/reviews").json() if x["answer_id"] == answer_id]
+    assert seen[0]["review"]["score"] == 0.5 and seen[0]["review"]["comment"] == "close"

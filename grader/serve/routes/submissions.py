@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 
 from grader.db.models import Answer, Submission, User
 
-from .. import course, gradebook, store
+from .. import course, gradebook, reviews, store
 from ..auth import Principal, current_user
 from ..errors import APIError, not_found
 from ..schemas import ERRORS, GradeRow, Reading, Submission as SubmissionOut, SubmissionBrief, SubmissionIn, ValidateIn
@@ -152,7 +152,7 @@ def get_submission(submission_id: str, request: Request, who: Principal = Depend
     if len(submission_id) > 64:
         raise not_found("submission")
     with st.db.read() as conn:
-        obj = store.load(conn, submission_id, owner=None if who.instructor else who.id)
+        obj = reviews.annotate(conn, st.engine, store.load(conn, submission_id, owner=None if who.instructor else who.id))
         if not who.instructor and st.engine.course is not None:
             obj = course.Shown(st, conn, who.id).submission(obj)
     return FastJSON(obj)
