@@ -162,12 +162,15 @@ def test_the_staff_pages_show_the_class(app):
     r = page.post("/learn/login", data={"token": app.token, "csrf": csrf}, follow_redirects=False)
     assert r.status_code == 303, r.text
     for path in ("/staff", "/staff/assessments/hw1", "/staff/assessments/quiz1", "/staff/assessments/formulas",
-                 "/staff/extensions", "/staff/problems/17-08/practice-1", f"/staff/learners/{people[0].login}"):
+                 "/staff/extensions", "/staff/review", "/staff/problems/17-08/practice-1",
+                 f"/staff/learners/{people[0].login}"):
         r = page.get(path)
         assert r.status_code == 200, (path, r.text[:500])
     book = page.get("/staff/assessments/hw1").text
     assert all(p.login in book for p in people) and book.count('class="mark late"') >= 1 + 5     # the legend, then 5 late learners
     assert people[4].login in page.get("/staff/extensions").text
+    review = page.get("/staff/review").text
+    assert "17-08/practice-3" in review            # free text waiting for a person
 
 
 def test_a_database_url_of_no_known_kind_is_one_line(tmp_path):
