@@ -197,3 +197,18 @@ def test_a_refused_step_stops_the_seed_and_says_the_database_is_partial(tmp_path
         demo.seed(f"sqlite:///{tmp_path / 'd.db'}", learners=2, workers=1)
     assert "POST /api/v1/submissions was answered 409" in e.value.message
     assert e.value.message.endswith(f"sqlite:///{tmp_path / 'd.db'} is seeded in part: delete it before seeding again")
+
+
+def test_on_postgresql_too_and_refused_the_second_time(postgres, tmp_path):
+    # 3 learners (i = 0, 1, 2): hw1 3 + 1 second attempt (learner 0) = 4, none late (i % 6 == 5 needs i = 5);
+    # quiz1 3; formulas 3, one late (i = 2); free text 3 + 3 + 2 (practice-5: even i = 0, 2) = 8, 3 reviewed
+    from grader.errors import GraderError
+    from grader.serve import demo
+    url = postgres.new_database()
+    made = demo.seed(url, learners=3, workers=1)
+    assert (made.learners, made.submissions, made.starts, made.free_text, made.reviewed) == (3, 10, 3, 8, 3)
+    assert dict(made.by_assessment) == {"hw1": 4, "quiz1": 3, "formulas": 3}
+    assert dict(made.late) == {"formulas": 1}
+    with pytest.raises(GraderError) as e:
+        demo.seed(url, learners=3, workers=1)
+    assert "already has data (4 accounts)" in e.value.message
