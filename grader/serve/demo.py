@@ -42,6 +42,7 @@ class Seeded:
     extensions: list[str] = field(default_factory=list)           # "hw1:learner"
     free_text: int = 0
     reviewed: int = 0
+    regrade_requests: int = 0
 
     def lines(self, serve_url: str) -> list[str]:
         out = [f"seeded {self.database}: 1 instructor ({self.instructor}), {self.learners} learners, "
@@ -51,7 +52,8 @@ class Seeded:
                 out.append(f"  {a}: {self.by_assessment[a]} submissions, {self.late[a]} late")
         out.append(f"  timed quiz started by {self.starts}; extensions: {', '.join(self.extensions) or 'none'}")
         out.append(f"  free text: {self.free_text} answers, {self.reviewed} reviewed, "
-                   f"{self.free_text - self.reviewed} waiting for review")
+                   f"{self.free_text - self.reviewed} waiting for review; regrade requests open: "
+                   f"{self.regrade_requests}")
         out.append(f"instructor token: {self.token}")
         out.append(f"serve it: grader serve --database {serve_url}")
         out.append("then sign in at http://127.0.0.1:8000/learn/login with the instructor token: the staff pages "
@@ -161,6 +163,11 @@ async def _event(app: Any, e: Event, tokens: dict[str, str], answer_ids: dict[tu
         answer_id = answer_ids[(e.target, problem)]
         await call(app, "POST", f"/api/v1/review/{answer_id}", tokens[e.learner], {"score": score, "comment": comment})
         out.reviewed += 1
+    elif e.kind == "regrade":
+        answer_id = answer_ids[(e.learner, e.problem)]
+        await call(app, "POST", f"/api/v1/answers/{answer_id}/regrade-request", tokens[e.learner],
+                   {"message": e.message})
+        out.regrade_requests += 1
 
 
 async def call(app: Any, method: str, path: str, token: str, body: object = None) -> Any:

@@ -8,7 +8,8 @@ The rules, by learner index ``i`` (0-based; the counts of a class follow by hand
   date (late); learner 4 is granted an extension of 2 days and submits after the class's due
   date (on time for them); ``i % 3 == 0`` submits a second attempt with some of their wrong
   answers corrected (or, with none to correct, its first answer again). Its free-text problems: every learner answers the first two, even ``i``
-  the third; the instructor reviews the first free-text problem of learners 0 to 9.
+  the third; the instructor reviews the first free-text problem of learners 0 to 9, and
+  learner 1 asks for a regrade of that review (the request is left open for the staff).
 - ``quiz1`` (timed): everyone but ``i % 15 == 14`` starts it and submits before its time is up.
 - ``formulas`` (late: a multiplier): everyone but ``i % 10 == 9`` submits; ``i % 5 == 2`` late;
   learner 13 is granted an extension of 3 days and submits after the class's due date.
@@ -33,6 +34,8 @@ ABSENT = {QUIZ: (15, 14), FORMULAS: (10, 9)}     # i % n == r: no answer to it
 EXTENDED = {HOMEWORK: (4, timedelta(days=2)), FORMULAS: (13, timedelta(days=3))}
 SECOND_ATTEMPT_EVERY = 3                          # hw1: i % 3 == 0 tries again
 REVIEWED = 10                                     # the first free-text problem of hw1: learners 0..9 reviewed
+REGRADE_ASKER = 1                                 # ... and learner 1 asks for a regrade of that review (left open)
+REGRADE_MESSAGE = "I did count W^O: the last sentence says 4d² in both cases. Could you look again?"
 
 FIRST = ("Amara", "Bastien", "Chiara", "Dmitri", "Elif", "Farid", "Greta", "Hiroshi", "Ines", "Jonas", "Kavya",
          "Lucas", "Mei", "Nikolai", "Olufemi", "Priya", "Quentin", "Rosa", "Sven", "Tamar", "Umar", "Valentina",
@@ -81,13 +84,15 @@ class Event:
     """One thing that happens at ``at``: a submission, a quiz started, an extension granted, a review."""
 
     at: datetime
-    kind: str               # submit | start | extend | review
+    kind: str               # submit | start | extend | review | regrade
     learner: str
     assessment: str
     answers: dict[str, object] = field(default_factory=dict)
     due: datetime | None = None             # extend: the learner's new due date
     review: tuple[str, float, str] | None = None   # review: (problem, score, comment)
     target: str = ""                        # extend, review: the learner concerned (``learner`` is the actor)
+    problem: str = ""                       # regrade: the problem whose answer is asked about
+    message: str = ""                       # regrade: the learner's message
 
 
 def learners(n: int, seed: int) -> list[Learner]:
@@ -237,6 +242,9 @@ def _one(a: Assessment, items: list[BankProblem], who: Learner, rng: random.Rand
         points = float(problems_points(items, first_free))
         out.append(Event(closes + timedelta(days=1), "review", instructor, a.id,
                          review=(first_free, round(points * q * 2) / 2, COMMENTS[q]), target=who.login))
+        if who.index == REGRADE_ASKER:
+            out.append(Event(closes + timedelta(days=2), "regrade", who.login, a.id, problem=first_free,
+                             message=REGRADE_MESSAGE))
     return out
 
 

@@ -8,7 +8,7 @@ The counts, by hand from the rules of grader/serve/demo_class.py for 30 learners
   none of them absent) -> 6, each losing half its raw score (multiplier 0.5); learner 13 has an
   extension (+3 days).
 - free text (hw1's practice-2 and -3 by all 30, practice-5 by even i: 15) -> 75; reviewed: the
-  practice-2 answers of learners 0..9 -> 10; waiting 65.
+  practice-2 answers of learners 0..9 -> 10; waiting 65; learner 1 asks for a regrade of its review -> 1 open.
 - submissions: 40 + 28 + 27 = 95.
 """
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_the_command_says_what_it_made_and_how_to_serve_it(seeded):
     assert lines[1:4] == ["  hw1: 40 submissions, 5 late", "  quiz1: 28 submissions, 0 late",
                           "  formulas: 27 submissions, 6 late"]
     assert lines[4].startswith("  timed quiz started by 28; extensions: hw1:") and ", formulas:" in lines[4]
-    assert lines[5] == "  free text: 75 answers, 10 reviewed, 65 waiting for review"
+    assert lines[5] == "  free text: 75 answers, 10 reviewed, 65 waiting for review; regrade requests open: 1"
     assert re.fullmatch(r"instructor token: grd_[A-Za-z0-9_-]{43}", lines[6])
     assert lines[7] == "serve it: grader serve --database demo.db"
     assert len(lines) == 9
@@ -130,7 +130,10 @@ def test_wrong_answers_are_the_bank_s_mistakes_and_the_reviews_are_there(app):
     queue = app.get("/api/v1/review", params={"include_reviewed": "true"}).json()
     assert len(queue) == 75
     waiting = app.get("/api/v1/review").json()
-    assert len(waiting) == 65
+    assert len(waiting) == 65 + 1               # never reviewed, and the reviewed one with an open regrade request
+    asked = [(q["learner"], q["problem"], q["regrade"]["status"]) for q in queue if q.get("regrade")]
+    from grader.serve.demo_class import learners
+    assert asked == [(learners(LEARNERS, 17)[1].login, "17-08/practice-2", "open")]
 
 
 def test_the_same_seed_plays_the_same_class_and_another_seed_another():
@@ -206,7 +209,8 @@ def test_on_postgresql_too_and_refused_the_second_time(postgres, tmp_path):
     from grader.serve import demo
     url = postgres.new_database()
     made = demo.seed(url, learners=3, workers=1)
-    assert (made.learners, made.submissions, made.starts, made.free_text, made.reviewed) == (3, 10, 3, 8, 3)
+    assert (made.learners, made.submissions, made.starts, made.free_text, made.reviewed, made.regrade_requests) \
+        == (3, 10, 3, 8, 3, 1)
     assert dict(made.by_assessment) == {"hw1": 4, "quiz1": 3, "formulas": 3}
     assert dict(made.late) == {"formulas": 1}
     with pytest.raises(GraderError) as e:
