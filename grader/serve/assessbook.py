@@ -102,7 +102,8 @@ def start(conn: Connection, a: Assessment, user_id: int, at: datetime) -> tuple[
     from sqlalchemy.dialects import postgresql, sqlite
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
     stmt = dialect.insert(AssessmentStart).values(user_id=user_id, assessment_id=a.id, started_at=at)
-    new = conn.execute(stmt.on_conflict_do_nothing(index_elements=["user_id", "assessment_id"])).rowcount == 1
+    stmt = stmt.on_conflict_do_nothing(index_elements=["user_id", "assessment_id"])
+    new = conn.execute(stmt.returning(AssessmentStart.id)).first() is not None
     return starts(conn, user_id=user_id, assessment_id=a.id)[(user_id, a.id)], new
 
 

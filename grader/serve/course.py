@@ -7,9 +7,8 @@ The rules themselves are the bank's pure model (``grader.api``: ``window``, ``ap
 this module only brings the database's rows to them. Without an assessments file
 (``Engine.course`` is None) every function here lets everything through unchanged.
 
-What counts as an attempt: an answer stored (the submission answered 2xx) to a problem, or a
-code job queued or running; one refused (409 for the window or the attempts, 422 for its shape)
-is not stored and costs nothing; an answer whose grading failed (``failed``) does not count.
+What counts as an attempt is :func:`grader.serve.store.counts_as_attempt` (an answer the engine
+could read, or a code job queued or running); a submission refused here (409) stores nothing.
 """
 from __future__ import annotations
 

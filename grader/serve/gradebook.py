@@ -23,7 +23,7 @@ from grader.api.service import json_number
 from grader.db.models import Answer, Record, Submission, User
 
 from .errors import not_found
-from .store import latest_reviews
+from .store import NOT_READ, latest_reviews
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -35,7 +35,8 @@ def _attempts(conn: Connection, user_id: int | None = None, problem_id: str | No
     q = (select(Answer.id, Answer.user_id, Answer.problem_id, Answer.score, Answer.pending_points, Answer.status,
                 Answer.raw, Answer.feedback, Answer.result)
          .join(Submission, Submission.id == Answer.submission_id)
-         .where(Answer.status.is_not(None)).order_by(Submission.created_at, Answer.position))
+         .where(Answer.status.is_not(None), Answer.status != NOT_READ)      # graded attempts (store.counts_as_attempt)
+         .order_by(Submission.created_at, Answer.position))
     if user_id is not None:
         q = q.where(Answer.user_id == user_id)
     if problem_id is not None:

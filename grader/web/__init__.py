@@ -22,7 +22,11 @@ def install(app: FastAPI) -> None:
     from .render import page_error
     from .session import PageError
 
+    from starlette.exceptions import HTTPException
+
+    from .render import not_found_page
     app.add_exception_handler(PageError, page_error)
+    app.add_exception_handler(HTTPException, not_found_page(app.exception_handlers[HTTPException]))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     for module in (learn, assessments, staff_assessments, staff, review, spec):
         app.include_router(module.router)

@@ -3,7 +3,7 @@ submission before opening or after closing is 409 and stores nothing; a late one
 with its raw score and its penalty; extensions (API and CLI), the time limit of a quiz, when
 scores are shown (after due, on release); the per-assessment gradebook as JSON and CSV.
 
-The course (Europe/Paris, UTC+1 in December), derived by hand:
+On SQLite and on PostgreSQL. The course (Europe/Paris, UTC+1 in December), derived by hand:
 - hw1 = practice-1 (1 point) + params-formula (bank 2 points, 4 here): opens 2026-12-01 09:00
   (08:00Z), due 2026-12-07 23:59 (22:59Z), late until 2026-12-10 23:59 (22:59Z), 10% a started
   day, 2 attempts per problem, scores shown at once.
@@ -75,15 +75,16 @@ class Clock:
         return self.t
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def app(request, tmp_path_factory):
     from grader.serve.app import create_app
     from grader.serve.settings import Settings
     from grader.web import install
     tmp = tmp_path_factory.mktemp("assess")
     bank = make_bank(tmp)
     (bank / "assessments.yaml").write_text(COURSE)
-    database = f"sqlite:///{tmp / 'grader.db'}"
+    database = (f"sqlite:///{tmp / 'grader.db'}" if request.param == "sqlite"
+                else request.getfixturevalue("postgres").new_database())
     tokens = users(database, prof="instructor", alice="learner", bob="learner", carol="learner", dave="learner",
                    erin="learner")
     clock = Clock("2026-11-30T12:00:00Z")
@@ -322,6 +323,7 @@ def test_pages_list_assessments_and_the_tab(app):
     home = c.get("/learn").text
     assert "Homework 1" in home and 'datetime="2026-12-07T22:59:00Z"' in home and 'title="2026-12-07 23:59 CET"' in home
     assert "due in 4 days" in home
+    assert "/api/v1/" not in home                  # a learner's page links no JSON (it needs a token)
     page = c.get("/learn/assessments/hw1").text
     assert "Homework 1" in page and "17-08/practice-1" in page and "2 of 2" in page
     quiz = c.get("/learn/assessments/q1").text
