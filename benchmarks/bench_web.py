@@ -7,9 +7,12 @@ HTML the browser gets (sorting included). Prints medians; asserts nothing (targe
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import random
 import statistics
 import time
+
+COURSE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "course.yaml"   # the example course
 
 
 class _Req:                        # what the template and the CSRF token read of a request
@@ -39,7 +42,7 @@ def main(argv=None) -> None:
         table.append({"learner": f"learner-{i:04d}", "name": f"Learner {i}", "email": "", "problems": cells,
                       "total": sum(c["score"] for c in cells.values()), "max_total": 65, "pending_points": 0})
     from grader.api import load_course
-    course = load_course(bank)
+    course = load_course(bank, COURSE)
     st = SimpleNamespace(engine=SimpleNamespace(problems=problems, total=sum(float(p.points) for p in problems),
                                                 course=course),
                          settings=SimpleNamespace(policy="best"))
@@ -103,7 +106,7 @@ def _assessment_book(a, learners: int, repeat: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = Database(f"sqlite:///{tmp}/grader.db")
         db.ensure_schema()
-        engine = Engine()
+        engine = Engine(course=str(COURSE))
         subs, answers = [], []
         for uid in range(1, learners + 1):
             sid = new_id()

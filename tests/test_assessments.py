@@ -1,6 +1,6 @@
 """Assessments as data in the bank (``assessments.yaml`` beside the bank's files) and problem
 titles: the file read into UTC times and late policies, every error located at file:line,
-the bundled course, and the titles of the bundled bank."""
+the example course over the bundled bank, and the titles of the bundled bank."""
 import textwrap
 from datetime import datetime, timedelta, timezone
 
@@ -220,9 +220,10 @@ def test_an_explicit_file_and_a_missing_list(tmp_path):
 # ------------------------------------------------------------------ the bundled course
 
 
-def test_the_bundled_course_loads_and_holds_every_problem_once():
+def test_the_bundled_bank_has_no_course_of_its_own_and_the_example_course_holds_every_problem_once():
     bank = load_bank()
-    course = load_course(bank)
+    assert load_course(bank) is None            # the bundled bank: every problem open at any time
+    course = load_course(bank, "docs/examples/course.yaml")
     assert course is not None and course.timezone == "Europe/Paris"
     assert [a.id for a in course.assessments] == ["hw1", "quiz1", "formulas", "code1", "hw3"]
     held = [pid for a in course.assessments for pid in a.problem_ids]
@@ -241,12 +242,15 @@ def test_the_documented_example_course_loads_against_the_bundled_bank():
 
 def test_grader_exercises_checks_the_course(tmp_path):
     from grader.cli import cli
+    import json
     r = CliRunner().invoke(cli, ["exercises", "--format", "json"])
     assert r.exit_code == 0, r.output
-    import json
-    rows = json.loads(r.output)
-    assert {row["id"]: (row["title"], row["assessment"]) for row in rows}["17-08/example-1.d_k"] == \
-        ("d_k from d_model and h", "hw1")
+    rows = {row["id"]: (row["title"], row["assessment"]) for row in json.loads(r.output)}
+    assert rows["17-08/example-1.d_k"] == ("d_k from d_model and h", None)     # the bundled bank: no course
+    r = CliRunner().invoke(cli, ["exercises", "--format", "json", "--assessments", "docs/examples/course.yaml"])
+    assert r.exit_code == 0, r.output
+    rows = {row["id"]: (row["title"], row["assessment"]) for row in json.loads(r.output)}
+    assert rows["17-08/example-1.d_k"] == ("d_k from d_model and h", "hw1")
     course_dir(tmp_path, "assessments:\n  - {id: a, problems: [x/none], opens: 2026-12-01 09:00, due: 2026-12-02 09:00}\n")
     r = CliRunner().invoke(cli, ["exercises", "--exercises", str(tmp_path)])
     assert r.exit_code == 2

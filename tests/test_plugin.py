@@ -104,8 +104,7 @@ def test_an_unreadable_bank_file_is_one_failure_with_its_position(pytester):
 def test_the_bundled_bank_has_one_item_per_problem(pytester):
     items, _ = pytester.inline_genitems(str(ROOT / "exercises"), "-p", "no:cacheprovider",
                                         "--ignore", str(ROOT / "exercises" / "17-08" / "code"))
-    # and one for the course (exercises/assessments.yaml)
-    assert sorted(i.name for i in items) == sorted(["assessments", *(p.id for p in load_bank(ROOT / "exercises"))])
+    assert sorted(i.name for i in items) == sorted(p.id for p in load_bank(ROOT / "exercises"))
 
 
 CODE_TEST = textwrap.dedent("""\

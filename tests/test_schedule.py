@@ -4,6 +4,7 @@ derived by hand in a comment. Paris is UTC+1 (CET) in December: 23:59 CET is 22:
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from pathlib import Path
 
 from grader.api import Assessment, AssessmentItem, LatePolicy, Window, apply_late, window
 
@@ -166,7 +167,7 @@ def test_the_documented_messages():
     from zoneinfo import ZoneInfo
 
     from grader.api import load_bank, load_course
-    a = load_course(load_bank()).get("hw1")
+    a = load_course(load_bank(), Path(__file__).resolve().parents[1] / "docs" / "examples" / "course.yaml").get("hw1")
     assert (a.opens, a.due, a.late_until, a.late) == (OPENS, DUE, LATE_UNTIL, LatePolicy("per_day", 0.1))
     times = [OPENS - S, OPENS, DUE, DUE + S, DUE + 2.5 * DAY, LATE_UNTIL, LATE_UNTIL + S]
     paris = ZoneInfo("Europe/Paris")

@@ -1,4 +1,4 @@
-"""`grader demo seed`: a throwaway database with a small class (the bundled course), to see the
+"""`grader demo seed`: a throwaway database with a small class (docs/examples/course.yaml), to see the
 service's pages with data (docs/service.md, "A demo class in a minute")."""
 from __future__ import annotations
 
@@ -16,12 +16,14 @@ def demo() -> None:
 @click.option("--learners", type=click.IntRange(1, 500), default=30, show_default=True, help="Learners in the class.")
 @click.option("--seed", "seed", type=int, default=17, show_default=True,
               help="The class drawn (names, abilities, answers, times): the same seed, the same class.")
-def seed(database: str, learners: int, seed: int) -> None:
+@click.option("--course", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The assessments file the class answers (default: docs/examples/course.yaml).")
+def seed(database: str, learners: int, seed: int, course: str | None) -> None:
     """Seed DATABASE with the instructor `prof` and a class answering the bundled course
     (right, wrong, late and free-text answers, a timed quiz, extensions, reviews), played
     through the service's own code with a controlled clock. Prints what it made, the
     instructor's token and the command that serves it."""
     from grader.serve.demo import seed as seed_class
-    made = seed_class(database, learners=learners, seed=seed)
+    made = seed_class(database, learners=learners, seed=seed, course=course)
     for line in made.lines(database):
         click.echo(line)

@@ -10,13 +10,15 @@ from .db import DATABASE
 
 EXERCISES = click.option("--exercises", default=None, metavar="PATH",
                          help="The bank whose assessments file names ASSESSMENT (default: the bundled one).")
+COURSE = click.option("--course", default=None, metavar="FILE", type=click.Path(exists=True, dir_okay=False),
+                      help="The assessments file, as `grader serve --course` (default: the bank folder's own).")
 
 
-def _course(exercises: str | None) -> Any:
+def _course(exercises: str | None, course: str | None) -> Any:
     from grader.api import load_bank, load_course
-    c = load_course(load_bank(exercises))
+    c = load_course(load_bank(exercises), course)
     if c is None:
-        raise click.ClickException(f"the bank {exercises or '(bundled)'} has no assessments file")
+        raise click.ClickException(f"the bank {exercises or '(bundled)'} has no assessments file (give --course FILE)")
     return c
 
 
@@ -39,15 +41,17 @@ def extensions() -> None:
               help="The new due date, ISO 8601 (2026-12-08T23:59; without a zone: the course's time zone).")
 @click.option("--reason", default="", help="Why (shown to staff).")
 @EXERCISES
+@COURSE
 @DATABASE
-def grant(login: str, assessment: str, until: str, reason: str, exercises: str | None, database: str | None) -> None:
+def grant(login: str, assessment: str, until: str, reason: str, exercises: str | None, course: str | None,
+          database: str | None) -> None:
     """Give LOGIN until TIME for ASSESSMENT (the latest grant counts)."""
     from grader.db import audit
     from grader.db.models import now
     from grader.serve import assessbook
     from grader.serve.course import iso, local
     from grader.serve.errors import APIError
-    c = _course(exercises)
+    c = _course(exercises, course)
     a = c.get(assessment)
     if a is None:
         raise click.ClickException(f"no assessment {assessment!r} (the bank's are: "
@@ -70,11 +74,13 @@ def grant(login: str, assessment: str, until: str, reason: str, exercises: str |
 @extensions.command("list")
 @click.option("--assessment", default=None, help="Only this assessment's.")
 @EXERCISES
+@COURSE
 @DATABASE
-def list_extensions(assessment: str | None, exercises: str | None, database: str | None) -> None:
+def list_extensions(assessment: str | None, exercises: str | None, course: str | None,
+                    database: str | None) -> None:
     """The extensions that count now: assessment, learner, new due date (course time), who, why."""
     from grader.serve import assessbook
-    c = _course(exercises)
+    c = _course(exercises, course)
     d = _db(database)
     try:
         with d.read() as conn:

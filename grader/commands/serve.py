@@ -17,6 +17,9 @@ from . import scheduler_option
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port.")
 @click.option("--exercises", type=click.Path(exists=True), default=None,
               help="Exercise bank: a YAML file or a folder of them (default: the bundled bank).")
+@click.option("--course", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The assessments file (default: the bank folder's assessments.yaml, if any; "
+                   "e.g. docs/examples/course.yaml for the bundled bank).")
 @click.option("--spec", type=click.Path(exists=True), default=None,
               help="The spec the bank's references derive from (default: the bundled one).")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64),
@@ -46,7 +49,8 @@ from . import scheduler_option
               help="Open connections at most; one more is answered 503 and closed.")
 @scheduler_option("Run the jobs on a Dask cluster: a scheduler's address (tcp://HOST:8786) or local:N "
                    "(see docs/cluster.md); --job-workers is then unused.")
-def serve(database: str | None, host: str, port: int, exercises: str | None, spec: str | None, workers: int,
+def serve(database: str | None, host: str, port: int, exercises: str | None, course: str | None, spec: str | None,
+          workers: int,
           job_workers: int, timeout: float, policy: str, rate: float, burst: int, access_log: bool,
           secret_file: str, header_timeout: float = 10.0, body_timeout: float = 60.0, keep_alive: int = 5,
           max_connections: int = 1000, scheduler: str | None = None) -> None:
@@ -85,7 +89,7 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
         sys.exit(2)
     finally:
         d.dispose()
-    Engine(exercises, spec)     # an invalid bank is reported here, before anything listens
+    Engine(exercises, spec, course)     # an invalid bank or course is reported here, before anything listens
     if scheduler and not scheduler.strip().startswith("local"):   # an unusable cluster too (local:N starts with the app)
         from grader.api import ClusterError, check_cluster
         try:
@@ -97,7 +101,7 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, spe
     if scheduler:
         from grader.api import cluster_job_executor
         make_jobs = cluster_job_executor(scheduler)
-    settings = Settings(database=d.url, exercises=exercises, spec=spec, workers=workers, job_workers=job_workers,
+    settings = Settings(database=d.url, exercises=exercises, spec=spec, course=course, workers=workers, job_workers=job_workers,
                         timeout_s=timeout, policy=policy, rate=rate, burst=burst, web_secret=web_secret,
                         job_executor=make_jobs)
     # the event loop, the database writer and the workers' dispatcher are threads handing work

@@ -123,7 +123,7 @@ def _start(state: State) -> None:
         state.shared = state.db.dialect != "sqlite"
     if state.shared:
         state.shared_slots.start(state.db)
-    state.engine = Engine(s.exercises, s.spec)
+    state.engine = Engine(s.exercises, s.spec, s.course)
     state.pool = WorkerPool(worker_init, state.worker_args(), worker_task, processes=s.workers,
                             memory_mb=s.memory_mb)
     state.pool.start()

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from grader.db import Database
@@ -24,6 +26,17 @@ from .demo_class import Event, Learner
 
 INSTRUCTOR = ("prof", "Ada Lovelace")
 MAX_LEARNERS = 500
+EXAMPLE_COURSE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "course.yaml"  # in a checkout
+
+
+def default_course() -> str:
+    """The course the demo class answers by default: the repository's docs/examples/course.yaml
+    (shown relative to the working folder when it is below it)."""
+    if not EXAMPLE_COURSE.is_file():
+        raise GraderError("no course to seed: docs/examples/course.yaml is not beside this installation "
+                          "(give --course FILE, an assessments file over the bundled bank)")
+    rel = os.path.relpath(EXAMPLE_COURSE)
+    return str(EXAMPLE_COURSE) if rel.startswith("..") else rel
 
 
 @dataclass
@@ -33,6 +46,7 @@ class Seeded:
     database: str
     instructor: str
     token: str
+    course: str = ""
     learners: int = 0
     submissions: int = 0
     answers: int = 0
@@ -55,7 +69,7 @@ class Seeded:
                    f"{self.free_text - self.reviewed} waiting for review; regrade requests open: "
                    f"{self.regrade_requests}")
         out.append(f"instructor token: {self.token}")
-        out.append(f"serve it: grader serve --database {serve_url}")
+        out.append(f"serve it: grader serve --database {serve_url} --course {self.course}")
         out.append("then sign in at http://127.0.0.1:8000/learn/login with the instructor token: the staff pages "
                    "are at /staff")
         return out
@@ -91,12 +105,14 @@ def _refuse_used(d: Database) -> None:
                       "(give another --database)")
 
 
-def seed(database: str, *, learners: int = 30, seed: int = 17, workers: int = 2) -> Seeded:
+def seed(database: str, *, learners: int = 30, seed: int = 17, workers: int = 2,
+         course: str | None = None) -> Seeded:
     """Seed a new database with a demo class: the instructor ``prof`` and ``learners`` learners
     answering the bundled course's homework, timed quiz and formulas (refused if the database
     already has accounts)."""
     if not 1 <= learners <= MAX_LEARNERS:
         raise GraderError(f"--learners {learners}: from 1 to {MAX_LEARNERS}")
+    course = course or default_course()
     from .accounts import add_user, import_roster
     d = Database(database)
     try:
@@ -111,24 +127,24 @@ def seed(database: str, *, learners: int = 30, seed: int = 17, workers: int = 2)
         d.dispose()
     tokens = {i.login: i.token for i in issued}
     tokens[prof.login] = prof.token
-    out = Seeded(shown, prof.login, prof.token, learners=len(people))
+    out = Seeded(shown, prof.login, prof.token, course=course, learners=len(people))
     try:
-        asyncio.run(_play(database, tokens, people, seed, out, workers))
+        asyncio.run(_play(database, course, tokens, people, seed, out, workers))
     except GraderError as e:
         raise GraderError(f"{e.message}; {shown} is seeded in part: delete it before seeding again") from None
     return out
 
 
-async def _play(database: str, tokens: dict[str, str], people: list[Learner], seed: int, out: Seeded,
-                workers: int) -> None:
+async def _play(database: str, course: str, tokens: dict[str, str], people: list[Learner], seed: int,
+                out: Seeded, workers: int) -> None:
     from .app import create_app
     from .settings import Settings
     clock = Clock()
-    app = create_app(Settings(database=database, workers=workers, job_workers=1, rate=0, now=clock))
+    app = create_app(Settings(database=database, course=course, workers=workers, job_workers=1, rate=0, now=clock))
     async with app.router.lifespan_context(app):
         engine = app.state.grader.engine
         if engine.course is None:
-            raise GraderError("the bundled bank has no course (exercises/assessments.yaml): nothing to seed")
+            raise GraderError(f"{course}: no course to seed")
         events = demo_class.plan(engine.course, dict(engine.by_id), people, seed, INSTRUCTOR[0])
         answer_ids: dict[tuple[str, str], str] = {}
         for e in events:

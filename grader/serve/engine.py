@@ -40,16 +40,17 @@ def _as_seen(bank: Bank, problem: BankProblem, learner: str) -> tuple[str, dict[
 class Engine:
     """The bank as the server sees it (loaded in the server too, for listings and totals)."""
 
-    def __init__(self, exercises: str | None = None, spec: str | None = None) -> None:
-        self.exercises, self.spec = exercises, spec
+    def __init__(self, exercises: str | None = None, spec: str | None = None, course: str | None = None) -> None:
+        self.exercises, self.spec, self.course_file = exercises, spec, course
         self.bank: Bank = load_bank(exercises, spec=spec)
         self.problems: tuple[BankProblem, ...] = tuple(self.bank.problems)
         self.by_id = {p.id: p for p in self.problems}
         self.total = sum(float(p.points) for p in self.problems)
-        self.course: Course | None = load_course(self.bank)     # the assessments file, if the bank has one
+        # the assessments: the file given, or the bank folder's own assessments.yaml, or none
+        self.course: Course | None = load_course(self.bank, course)
 
     def reloaded(self) -> Engine:
-        return Engine(self.exercises, self.spec)
+        return Engine(self.exercises, self.spec, self.course_file)
 
     def get(self, problem_id: str) -> BankProblem | None:
         return self.by_id.get(problem_id)

@@ -225,17 +225,8 @@ def may_request(a: Any, reviewed: bool, request: JSON | None) -> bool:
 
 
 def _course(engine: Engine) -> Any:
-    """The bank's course (its assessments), or None: none, or one that does not load (the
-    service reports that elsewhere; the queue is then by problem only)."""
-    from grader.api import load_course
-    from grader.errors import GraderError
-
-    def load() -> Any:
-        try:
-            return load_course(engine.bank)
-        except (GraderError, OSError):
-            return None
-    return engine.bank.memo("reviews.course", load)
+    """The service's course (its assessments, loaded with the bank), or None."""
+    return engine.course
 
 
 def queue(conn: Connection, engine: Engine, *, include_reviewed: bool = False, anonymous: bool = False,

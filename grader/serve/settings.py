@@ -14,6 +14,7 @@ class Settings:
     database: str | None = None     # a URL, or a SQLite file (default ./grader.db)
     exercises: str | None = None    # the bank (default: the bundled one)
     spec: str | None = None         # the spec its references derive from (default: the bundled one)
+    course: str | None = None       # the assessments file (default: the bank folder's assessments.yaml, if any)
     workers: int = 2                # grading worker processes (answers, validation)
     job_workers: int = 1            # job processes (code submissions, batches, regrades)
     timeout_s: float = 2.0          # per answer, as `grader grade --timeout`

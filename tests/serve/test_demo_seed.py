@@ -43,8 +43,8 @@ def app(seeded):
     database, out, _ = seeded
     token = out.split("instructor token: ")[1].split()[0]
     from grader.web import install
-    application = create_app(Settings(database=database, workers=1, job_workers=1, rate=0, web_secret=b"d" * 32),
-                             extensions=(install,))
+    application = create_app(Settings(database=database, course=str(ROOT / "docs" / "examples" / "course.yaml"),
+                                      workers=1, job_workers=1, rate=0, web_secret=b"d" * 32), extensions=(install,))
     with TestClient(application) as c:
         c.headers["Authorization"] = f"Bearer {token}"
         c.token = token
@@ -61,7 +61,8 @@ def test_the_command_says_what_it_made_and_how_to_serve_it(seeded):
     assert lines[4].startswith("  timed quiz started by 28; extensions: hw1:") and ", formulas:" in lines[4]
     assert lines[5] == "  free text: 75 answers, 10 reviewed, 65 waiting for review; regrade requests open: 1"
     assert re.fullmatch(r"instructor token: grd_[A-Za-z0-9_-]{43}", lines[6])
-    assert lines[7] == "serve it: grader serve --database demo.db"
+    # run from another folder: the example course by its full path
+    assert lines[7] == f"serve it: grader serve --database demo.db --course {ROOT / 'docs' / 'examples' / 'course.yaml'}"
     assert len(lines) == 9
 
 
@@ -140,7 +141,7 @@ def test_the_same_seed_plays_the_same_class_and_another_seed_another():
     from grader.api import load_bank, load_course
     from grader.serve import demo_class
     bank = load_bank()
-    course, problems = load_course(bank), {p.id: p for p in bank.problems}
+    course, problems = load_course(bank, ROOT / "docs" / "examples" / "course.yaml"), {p.id: p for p in bank.problems}
 
     def play(seed):
         return demo_class.plan(course, problems, demo_class.learners(LEARNERS, seed), seed, "prof")

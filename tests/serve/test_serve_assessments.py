@@ -153,6 +153,9 @@ def test_open_then_late_with_penalty_then_closed(app):
     assert (res["score"], res["raw_score"], res["penalty"], res["late"]) == (1.6, 2, 0.4, {"fraction": 0.2})
     assert r.json()["score"] == 1.6
     assert r.json()["created_at"] == "2026-12-09T12:00:00Z"        # the one clock: Settings.now
+    page = signed_in(app, "bob").get(f"/learn/exercise/17-08/params-formula?s={r.json()['id']}").text
+    assert 'id="late-penalty"' in page                              # the exercise page says what the penalty took
+    assert "2 before the penalty, 0.4 lost (20 % off), 1.6 counted" in " ".join(page.split())
     d = Database(app.database)
     with d.read() as conn:
         row = conn.execute(select(Answer.score, Answer.raw_score, Answer.penalty, Answer.assessment_id)

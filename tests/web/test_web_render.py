@@ -41,6 +41,6 @@ def test_bench_web_runs():
     from grader.bank import load_bank
     assert f"gradebook 20 learners x {len(load_bank().problems)} problems" in r.stdout   # the bundled bank
     from grader.api import load_course
-    hw1 = load_course(load_bank()).assessments[0]                  # ... and its course's first assessment's tab
+    hw1 = load_course(load_bank(), ROOT / "docs" / "examples" / "course.yaml").assessments[0]   # the example course's first tab
     assert f"assessment {hw1.id} gradebook 20 learners x {len(hw1.problem_ids)} problems" in r.stdout
     assert f"assessment {hw1.id} rows from the database, 20 learners x {len(hw1.problem_ids)} problems" in r.stdout
