@@ -20,7 +20,7 @@ from grader.db import Database
 from . import errors
 from .auth import FailureThrottle, RateLimiter, TokenCache
 from .errors import APIError
-from .limits import BodyLimit
+from .limits import BodyLimit, ErrorBackoff
 from .metrics import Metrics, MetricsMiddleware
 from .settings import Settings
 
@@ -186,6 +186,8 @@ def create_app(settings: Settings | None = None, *,
                                 "/api/v1/code-submissions": settings.max_code + 64 * 1024})
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(ErrorBackoff, burst=settings.error_burst, window_s=settings.error_window_s,
+                       delay_s=settings.error_delay_s)
     return app
 
 

@@ -114,3 +114,77 @@ def test_failed_tokens_and_jobs_write_through_the_group_commit(app):
         db.write = write
     # the failed token, the job's row, its claim and its result: 4 writes at least, all grouped
     assert len(seen) >= 4 and set(seen) == {"grader-db-writer"}, seen
+
+
+# ------------------------------------------------------------------ 4xx answers to an erring address wait
+
+def _backoff_app(burst: int, window_s: float, delay_s: float):
+    """ErrorBackoff around an app answering the status the path names (/status/404, /status/201)."""
+    from grader.serve.limits import ErrorBackoff
+
+    async def inner(scope, receive, send):
+        status = int(scope["path"].rsplit("/", 1)[1])
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+    return ErrorBackoff(inner, burst=burst, window_s=window_s, delay_s=delay_s)
+
+
+def test_refusals_past_the_burst_wait_and_successes_never(monkeypatch):
+    from grader.serve import limits
+    waited: list[float] = []
+
+    async def sleep(s):
+        waited.append(s)
+    monkeypatch.setattr(limits.asyncio, "sleep", sleep)
+    app = _backoff_app(burst=3, window_s=10.0, delay_s=0.25)
+    one, other = TestClient(app, client=("10.0.0.1", 1)), TestClient(app, client=("10.0.0.2", 1))
+    for _ in range(3):                              # the burst: 3 refusals, none delayed
+        assert one.get("/status/404").status_code == 404
+    assert waited == []
+    assert one.get("/status/422").status_code == 422        # the 4th: delayed
+    assert waited == [0.25]
+    assert one.get("/status/201").status_code == 201        # a success from that address: never
+    assert one.get("/status/303").status_code == 303
+    assert other.get("/status/401").status_code == 401      # another address: its own count
+    assert waited == [0.25]
+    assert one.get("/status/429").status_code == 429        # the 5th refusal of the first one
+    assert waited == [0.25, 0.25]
+
+
+def test_the_count_starts_again_with_each_window_and_is_bounded():
+    app = _backoff_app(burst=2, window_s=10.0, delay_s=0.25)
+    assert [app.refused("a", t) for t in (0.0, 1.0, 9.9)] == [1, 2, 3]
+    assert app.refused("a", 10.0) == 1              # 10 s after the window began: a new one
+    app.size = 2
+    app.refused("b", 11.0)
+    assert app.refused("c", 11.0) == 1 and set(app._seen) == {"c"}     # full: forgotten, not grown
+
+
+def test_no_delay_when_turned_off(monkeypatch):
+    from grader.serve import limits
+    waited: list[float] = []
+
+    async def sleep(s):
+        waited.append(s)
+    monkeypatch.setattr(limits.asyncio, "sleep", sleep)
+    c = TestClient(_backoff_app(burst=0, window_s=10.0, delay_s=0.0))
+    assert [c.get("/status/404").status_code for _ in range(3)] == [404] * 3 and waited == []
+
+
+def test_the_service_delays_an_erring_address_only(app, monkeypatch):
+    from grader.serve import limits
+    from grader.serve.settings import Settings
+    assert (Settings().error_burst, Settings().error_window_s, Settings().error_delay_s) == (50, 10.0, 0.25)
+    waited: list[float] = []
+
+    async def sleep(s):
+        waited.append(s)
+    monkeypatch.setattr(limits.asyncio, "sleep", sleep)
+    mallory, alice = TestClient(app, client=("10.6.6.6", 1)), TestClient(app, client=("10.1.1.1", 1))
+    for _ in range(50):
+        assert mallory.get("/api/v1/gradebook").status_code == 401      # no token: refused, 50 of them
+    assert waited == []
+    assert mallory.get("/api/v1/gradebook").status_code == 401          # the 51st in 10 s waits
+    assert waited == [0.25]
+    assert alice.get("/api/v1/exercises", headers=bearer(app.tokens["alice"])).status_code == 200
+    assert waited == [0.25]
