@@ -19,7 +19,10 @@ a ``--warmup``. Two phases:
    each on its own connection, until the phase ends. It prints the honest learners' rate, p50 and
    p99 beside the quiet phase's, and ``honest p99 under attack / quiet p99`` (target <= 2, and 0
    errors for the honest learners). The corpus's browser cases (CSRF, sessions) and slow-client
-   actions are not in the loop.
+   actions are not in the loop. It also prints the CPU seconds the server's main process, its
+   workers and job processes, the honest load generator and the attackers used in the phase
+   (and the server and generator in the quiet one-answer phase): on one machine the attackers'
+   own processes take CPU from the server as well.
 
 "lost": submissions answered 2xx whose id is not in the database, graded, afterwards.
 Figures are printed, not asserted (the target on a 2-core machine: >= 500 one-answer
