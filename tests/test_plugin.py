@@ -104,7 +104,8 @@ def test_an_unreadable_bank_file_is_one_failure_with_its_position(pytester):
 def test_the_bundled_bank_has_one_item_per_problem(pytester):
     items, _ = pytester.inline_genitems(str(ROOT / "exercises"), "-p", "no:cacheprovider",
                                         "--ignore", str(ROOT / "exercises" / "17-08" / "code"))
-    assert sorted(i.name for i in items) == sorted(p.id for p in load_bank(ROOT / "exercises").problems)
+    # and one for the course (exercises/assessments.yaml)
+    assert sorted(i.name for i in items) == sorted(["assessments", *(p.id for p in load_bank(ROOT / "exercises"))])
 
 
 CODE_TEST = textwrap.dedent("""\
@@ -226,3 +227,21 @@ def test_importing_the_plugin_is_light():
     code = "import grader.pytest_plugin, sys; print(sorted(m for m in ('torch', 'sympy', 'mha') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_bank_folder_s_course_file_is_one_item_that_checks_it(pytester):
+    bank = ("subject: x\nproblems:\n"
+            "  - {id: x/a, prompt: p, kind: free_text, reference: r}\n")
+    write_bank(pytester, bank, where="exercises/x.yaml")
+    course = ("assessments:\n"
+              "  - {id: hw1, problems: [x/a], opens: 2026-12-01 09:00, due: 2026-12-02 09:00}\n")
+    path = write_bank(pytester, course, where="exercises/assessments.yaml")
+    items, _ = pytester.inline_genitems("exercises", "-p", "no:cacheprovider")
+    assert sorted(i.name for i in items) == ["assessments", "x/a"]
+    pytester.runpytest_inprocess("exercises/assessments.yaml", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    # a pattern that matches nothing: the item fails at the entry's line and column (2:26), no traceback
+    path.write_text(course.replace("[x/a]", "[x/b*]"))
+    result = pytester.runpytest_inprocess("exercises/assessments.yaml", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*assessments.yaml:2:26: no problem of the bank matches the pattern 'x/b[*]'*"])
+    assert "Traceback" not in result.stdout.str()

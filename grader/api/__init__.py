@@ -27,6 +27,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from grader.bank.model import Bank, Verification
 from grader.bank.model import Problem as BankProblem
+from grader.bank.assessments import Assessment, AssessmentItem, Course, LatePolicy, load_course
+from grader.bank.schedule import Window, apply_late, scores_shown, when, window
+from grader.bank.times import to_utc
 from grader.cluster import (ClusterError, check_cluster, check_scheduler, cluster_executor, cluster_job_executor,
                             cluster_sandboxes)
 from grader.errors import Location
@@ -46,7 +49,9 @@ if TYPE_CHECKING:
     from grader.grade.run import Totals
     from grader.grade.submissions import Loaded, Submission
 
-__all__ = ["AnswerLimits", "AnswerResult", "Executor", "LocalPoolExecutor", "ProcessExecutor", "Reading", "Report",
+__all__ = ["Assessment", "AssessmentItem", "Course", "LatePolicy", "load_course", "Window", "apply_late", "scores_shown", "when", "window",
+           "to_utc",
+           "AnswerLimits", "AnswerResult", "Executor", "LocalPoolExecutor", "ProcessExecutor", "Reading", "Report",
            "SerialExecutor", "SubmissionResult", "check_claim", "check_subject", "close", "grade_answer",
            "grade_class", "grade_submission", "load_bank", "result_json", "submission_json", "totals",
            "validate_answer", "Bank", "load_submissions", "learner_variant", "variant_draws",

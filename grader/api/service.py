@@ -11,6 +11,7 @@ from grader.errors import Location
 from grader.grade.pool import AnswerLimits
 from grader.grade.results import AnswerResult
 from grader.bank.model import Problem as BankProblem   # api.Problem is a draft's
+from grader.bank.rubric import Rubric, RubricItem      # a problem's rubric (grader serve's reviews)
 from grader.grade.run import Totals
 from grader import __version__ as VERSION              # the version the service reports
 from grader.values import json_number
@@ -109,5 +110,6 @@ def distribution_plot(points: float, distribution: list[dict[str, Any]], title: 
     return _plot(points, distribution, title)
 
 
-__all__ = ["VERSION", "distribution_plot", "AnswerShape", "BankProblem", "Totals", "answer_failed", "answer_shape",
+__all__ = ["VERSION", "distribution_plot", "AnswerShape", "BankProblem", "Rubric", "RubricItem", "Totals", "answer_failed", "answer_shape",
             "code_not_run", "grade_code_file", "json_number"]
+

@@ -16,13 +16,15 @@ from grader.files.yamlio import YDict, YList
 from grader.answers.kinds import FIELD_KINDS, KINDS as ANSWER_KINDS
 from grader.answers.kinds.base import BankSite
 
+from .titles import MAX_TITLE, derive_title
 from .model import Bank, BankMistake, Derive, Measure, Problem, Variant, frozen, plain
+from .rubric import read_rubric
 
 FILE_KEYS = {"subject", "problems"}
 # the keys of every problem; each kind adds its own (its FIELDS, grader.answers.kinds)
 COMMON_KEYS = {
     "id", "prompt", "kind", "points", "reference", "source", "tolerance", "sig_figs", "feedback", "mistakes",
-    "derive", "measure", "variant", "note", "partial", "attempts",
+    "derive", "measure", "variant", "note", "partial", "attempts", "title", "rubric",
 }
 PROBLEM_KEYS = COMMON_KEYS | set(FIELD_KINDS)
 SOURCE_KEYS = {"document", "section"}
@@ -35,6 +37,7 @@ PARTIAL_KEYS = {"answer", "credit"}
 HINTS = {("a mistake", "credit"): "partial credit is given under the problem's 'partial: [{answer, credit}]'"}
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 SKIP_DIRS = {"code", "__pycache__"}
+COURSE_FILES = {"assessments.yaml", "assessments.yml"}   # the course's (grader.bank.assessments), at the top
 
 
 def bank_files(path: str | Path) -> list[Path]:
@@ -49,6 +52,8 @@ def bank_files(path: str | Path) -> list[Path]:
     for q in sorted(p.rglob("*")):
         rel = q.relative_to(p).parts
         if any(part in SKIP_DIRS or part.startswith(".") for part in rel[:-1]):
+            continue
+        if len(rel) == 1 and q.name in COURSE_FILES:
             continue
         if q.is_file() and q.suffix in (".yaml", ".yml"):
             files.append(q)
@@ -82,7 +87,8 @@ def load_bank(path: str | Path | None = None, *, spec: str | Path | None = None)
             problems.append(problem)
     if errors:
         raise ErrorList(errors)
-    return Bank(tuple(problems), tuple(str(f) for f in files), None if spec is None else str(spec))
+    root = str(path) if Path(path).is_dir() else None
+    return Bank(tuple(problems), tuple(str(f) for f in files), None if spec is None else str(spec), root)
 
 
 def _problems_of(doc: Any, file: Path, errors: list[GraderError]) -> list[Problem]:
@@ -206,6 +212,12 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
     attempts = item.get("attempts")
     if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1):
         err("'attempts' must be a positive integer (how many submissions of this problem count)", "attempts")
+    rubric = read_rubric(item.get("rubric"), item.loc_of("rubric"), float(points), errs, unknown_keys)
+    title = item.get("title")
+    if title is not None and (not isinstance(title, str) or not title.strip() or "\n" in title.strip()
+                              or len(title.strip()) > MAX_TITLE):
+        err(f"'title' must be a short text on one line (at most {MAX_TITLE} characters)", "title")
+    title = title.strip() if isinstance(title, str) and title.strip() else derive_title(str(prompt or ""))
     source = item.get("source", "")
     if isinstance(source, dict):
         source = " ".join(str(source.get(k, "")) for k in ("document", "section")).strip()
@@ -215,7 +227,8 @@ def _problem(item: Any, loc: Location, subject: str, file: Path) -> Problem:
         id=pid, kind=kind, points=points, prompt=prompt.strip(), reference=reference, location=loc,
         subject=subject, source=str(source), tolerance=plain(item.get("tolerance")), sig_figs=sig_figs,
         feedback=frozen(plain(feedback)), mistakes=mistakes, derive=derive, measure=measure, variant=variant,
-        partial=partial, note=str(item.get("note", "")), attempts=attempts, **fields,
+        partial=partial, note=str(item.get("note", "")), attempts=attempts, title=title, rubric=rubric,
+        **fields,
     )
 
 

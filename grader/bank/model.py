@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 from grader.answers.kinds import KINDS as ANSWER_KIND_REGISTRY
 from grader.errors import Location
+
+from .rubric import Rubric
 from grader.values import frozen_map, plain, to_fraction
 
 KINDS: tuple[str, ...] = tuple(ANSWER_KIND_REGISTRY)    # every answer kind (grader.answers.kinds), code included
@@ -92,6 +94,8 @@ class Problem:
     solution: str | None = None  # code kind: reference solution (relative to the bank file)
     tests: str | None = None     # code kind: the tests (relative to the bank file)
     attempts: int | None = None  # submissions of it that count (`grader serve`); None: no limit
+    title: str = ""             # a short human title (the bank's `title:`, else derived from the prompt)
+    rubric: Rubric | None = None  # for the person who grades it (grader/bank/rubric.py)
 
     def __hash__(self) -> int:
         return hash(self.id)
@@ -110,6 +114,7 @@ class Bank:
     problems: tuple[Problem, ...]
     paths: tuple[str, ...] = ()
     spec_path: str | None = None
+    root: str | None = None     # the folder it was loaded from (None: one file); its assessments.yaml
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_id", {p.id: p for p in self.problems})
@@ -150,7 +155,7 @@ class Bank:
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without what was derived from it (and its lock): made again where needed."""
-        return {"problems": self.problems, "paths": self.paths, "spec_path": self.spec_path}
+        return {"problems": self.problems, "paths": self.paths, "spec_path": self.spec_path, "root": self.root}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for k, v in state.items():

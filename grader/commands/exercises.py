@@ -14,21 +14,28 @@ import click
               help="Exercise bank: a YAML file or a folder of them (default: the bundled bank).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="A table (id, kind, points, prompt with the options of a choice and what the answer must be), "
-                   "or JSON: a list of {id, kind, points, prompt, source, variant, choices, unit, answer_as}.")
+                   "or JSON: a list of {id, title, assessment, kind, points, prompt, source, variant, choices, unit, answer_as}.")
 @click.option("--learner", default=None, metavar="ID",
               help="Show each variant problem as this learner gets it: the prompt with the learner's own "
                    "numbers, the same that `grader grade` uses for that learner id.")
+@click.option("--assessments", "course_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              metavar="FILE",
+              help="The course's assessments file to check against the bank (default: the bank folder's "
+                   "assessments.yaml, if there is one); every error is printed at file:line, exit 2.")
 @click.option("--verify", is_flag=True,
               help="Also verify every reference against the spec and the real mha (imports torch), "
                    "and exit 1 if one is wrong.")
-def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool) -> None:
+def exercises(exercises: str | None, fmt: str, learner: str | None, course_file: str | None, verify: bool) -> None:
     """List the problems of the exercise bank: id, kind, points and prompt, with the options
     of a choice question (their letters) and what an answer must be (the units asked for).
 
     A variant problem draws its numbers per learner ("d_model = {d}, h = {h}"); with
     --learner ID its prompt is shown with that learner's numbers.
+
+    The course's assessments file (the bank folder's assessments.yaml, or --assessments FILE)
+    is checked too; with it, the list says which assessment holds each problem.
     """
-    from grader.api import load_bank, verify_reference
+    from grader.api import load_bank, load_course, verify_reference
     from grader.errors import GraderError
 
     from . import echo_errors
@@ -36,15 +43,17 @@ def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool
     ctx = click.get_current_context()
     try:
         bank = load_bank(exercises)
+        course = load_course(bank, course_file)
     except GraderError as e:
         echo_errors(e)
         ctx.exit(2)
+    held = {pid: a.id for a in course.assessments for pid in a.problem_ids} if course else {}
     if learner is not None and not learner.strip():
         raise click.BadParameter("a learner id is needed", param_hint="--learner")
     checks = {p.id: verify_reference(p, bank) for p in bank} if verify else {}
     seen = {p.id: _as_seen(p, learner.strip(), bank) for p in bank if p.variant} if learner else {}
     if fmt == "json":
-        rows = [{"id": p.id, "kind": p.kind, "points": p.points, "prompt": seen[p.id][0] if p.id in seen else p.prompt,
+        rows = [{"id": p.id, "title": p.title, "assessment": held.get(p.id), "kind": p.kind, "points": p.points, "prompt": seen[p.id][0] if p.id in seen else p.prompt,
                  "source": p.source, "variant": dict(p.variant.choose) if p.variant else None,
                  "choices": [{"letter": k, "text": t} for k, t in p.choices] if p.choices else None,
                  "unit": p.unit, "answer_as": _answer_as(p),
@@ -56,7 +65,9 @@ def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool
         from rich.console import Console
         from rich.table import Table
         title = f"{len(bank)} problems" + (f", as learner {learner.strip()!r} gets them" if learner else "")
-        table = Table("id", "kind", "points", "prompt", *(["verified"] if verify else []), title=title,
+        if course is not None:
+            title += f"; {len(course.assessments)} assessments (course time zone {course.timezone})"
+        table = Table("id", *(["assessment"] if course is not None else []), "kind", "points", "prompt", *(["verified"] if verify else []), title=title,
                       show_lines=False)
         for p in bank:
             extra = [("ok" if checks[p.id].ok else "WRONG: " + checks[p.id].message)] if verify else []
@@ -69,7 +80,8 @@ def exercises(exercises: str | None, fmt: str, learner: str | None, verify: bool
             asks = _answer_as(p)
             if asks:
                 prompt += f"\n  answer: {asks}"
-            table.add_row(p.id, p.kind, f"{p.points:g}", prompt, *extra)
+            table.add_row(p.id, *([held.get(p.id, "")] if course is not None else []), p.kind, f"{p.points:g}",
+                          prompt, *extra)
         Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160, soft_wrap=False).print(table)
     ctx.exit(1 if verify and not all(v.ok for v in checks.values()) else 0)
 

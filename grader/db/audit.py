@@ -43,7 +43,7 @@ _waiting = [0]
 _lock = threading.Lock()
 CLI = "cli"
 ACTIONS = ("token.issued", "token.revoked", "login", "login.failed", "auth.failed", "batch.uploaded", "regrade",
-           "review", "export", "db.upgrade", "db.backup")
+           "review", "review.request", "review.response", "export", "db.upgrade", "db.backup")
 
 
 def operator() -> str:

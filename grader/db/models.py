@@ -106,6 +106,24 @@ class Review(Base):
     score: Mapped[float] = mapped_column(Float)
     comment: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    rubric: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)     # the rubric items applied (ids)
+
+
+class RegradeRequest(Base):
+    """A learner's request that a person look at a graded answer again: their message, and the
+    staff's answer (``response``, who, when; a new score is a new :class:`Review`). At most one
+    ``open`` request per answer."""
+
+    __tablename__ = "regrade_requests"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    answer_id: Mapped[str] = mapped_column(ForeignKey("answers.id"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    message: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    status: Mapped[str] = mapped_column(String(20), default="open", index=True)    # open | answered
+    response: Mapped[str | None] = mapped_column(Text, nullable=True)
+    answered_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    answered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class Job(Base):

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from grader.api.shells import BankProblem, Verification
 
 SKIP_DIRS = {"code", "__pycache__"}
+COURSE_FILES = {"assessments.yaml", "assessments.yml"}     # a bank folder's course: one item that checks it
 INI = "grader_banks"
 
 
@@ -69,11 +70,42 @@ def _is_bank_file(path: Path, roots: list[Path]) -> bool:
     return False
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> BankFile | None:
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> BankFile | CourseFile | None:
     roots = bank_roots(parent.config)
     if roots and _is_bank_file(Path(file_path), roots):
+        resolved = Path(file_path).resolve()
+        if resolved.name in COURSE_FILES and resolved.parent in roots:
+            return CourseFile.from_parent(parent, path=file_path)
         return BankFile.from_parent(parent, path=file_path)
     return None
+
+
+class CourseFile(pytest.File):
+    """A bank folder's ``assessments.yaml``: one item, checked against the folder's bank."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        yield CourseItem.from_parent(self, name="assessments")
+
+
+class CourseItem(pytest.Item):
+    """Loads the course against its bank: fails with every error at its file:line:column."""
+
+    def runtest(self) -> None:
+        from grader.api import load_bank, load_course
+        from grader.errors import GraderError, each
+        try:
+            load_course(load_bank(self.path.parent), self.path)
+        except GraderError as e:
+            raise ReferenceMismatch(tuple(str(x) for x in each(e))) from None
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: TracebackStyle | None = None) -> str:
+        if isinstance(excinfo.value, ReferenceMismatch):
+            return "\n".join(excinfo.value.args[0])
+        return f"{self.path}: loading the course raised {type(excinfo.value).__name__}: {excinfo.value}"
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"course file {self.path.name}"
 
 
 class BankFile(pytest.File):

@@ -78,7 +78,7 @@ class Engine:
     def exercise(self, p: BankProblem, learner: str | None) -> JSON:
         """What a learner may see of a problem: never the reference, mistakes or solution."""
         prompt, drawn = _as_seen(self.bank, p, learner) if learner else (p.prompt, None)
-        row: JSON = {"id": p.id, "kind": p.kind, "points": _num(float(p.points)), "prompt": prompt,
+        row: JSON = {"id": p.id, "title": p.title, "kind": p.kind, "points": _num(float(p.points)), "prompt": prompt,
                      "choices": dict(p.choices) if p.choices else None, "attempts": p.attempts,
                      "variant": drawn}
         if learner is None and p.variant is not None:       # staff: the candidate values

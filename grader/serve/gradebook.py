@@ -1,5 +1,5 @@
-"""The gradebook (one row per learner, one cell per problem), a problem's statistics, and the
-answers waiting for a person.
+"""The gradebook (one row per learner, one cell per problem) and a problem's statistics (the
+answers waiting for a person: :mod:`grader.serve.reviews`).
 
 A cell is the learner's grade of one problem under the policy: the ``best`` of their attempts
 or the ``last`` one. An attempt's grade is a person's review where there is one, else the
@@ -13,20 +13,19 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from grader.api import AnswerResult, Report, SubmissionResult
 from grader.api import summarize_class
 from grader.api.service import json_number
 
-from grader.db.models import Answer, Record, Review, Submission, User, now
+from grader.db.models import Answer, Record, Submission, User
 
-from .errors import APIError, not_found
-from .store import iso, latest_reviews
+from .errors import not_found
+from .store import NOT_READ, latest_reviews
 
 if TYPE_CHECKING:
-    from .auth import Principal
     from .engine import Engine
 
 JSON = dict[str, Any]
@@ -36,7 +35,8 @@ def _attempts(conn: Connection, user_id: int | None = None, problem_id: str | No
     q = (select(Answer.id, Answer.user_id, Answer.problem_id, Answer.score, Answer.pending_points, Answer.status,
                 Answer.raw, Answer.feedback, Answer.result)
          .join(Submission, Submission.id == Answer.submission_id)
-         .where(Answer.status.is_not(None)).order_by(Submission.created_at, Answer.position))
+         .where(Answer.status.is_not(None), Answer.status != NOT_READ)      # graded attempts (store.counts_as_attempt)
+         .order_by(Submission.created_at, Answer.position))
     if user_id is not None:
         q = q.where(Answer.user_id == user_id)
     if problem_id is not None:
@@ -161,44 +161,3 @@ def stats(conn: Connection, engine: Engine, problem_id: str, policy: str) -> JSO
                          for s, n in sorted(Counter(scores).items())],
         "common_wrong": _wrong_groups(attempts, reviews, float(p.points)),
     }
-
-
-def review_queue(conn: Connection, engine: Engine, include_reviewed: bool = False, limit: int = 500) -> list[JSON]:
-    """Answers a person must grade (free text, an undecided equivalence, one the engine could
-    not check), oldest first."""
-    q = (select(Answer.id, Answer.submission_id, Answer.problem_id, Answer.raw, Answer.feedback, Answer.status,
-                Answer.pending_points, Answer.created_at, User.login)
-         .join(User, User.id == Answer.user_id).where(Answer.pending_points > 0)
-         .order_by(Answer.created_at, Answer.id))
-    items = conn.execute(q).all()
-    reviews = latest_reviews(conn, [a.id for a in items]) if items else {}
-    out = []
-    for a in items:
-        if a.id in reviews and not include_reviewed:
-            continue
-        prompt = engine.prompt(a.problem_id, a.login) if engine.get(a.problem_id) else ""
-        out.append({"answer_id": a.id, "submission_id": a.submission_id, "learner": a.login,
-                    "problem": a.problem_id, "prompt": prompt, "answer": a.raw, "feedback": a.feedback,
-                    "status": a.status, "points": json_number(a.pending_points, digits=6),
-                    "submitted_at": iso(a.created_at), "review": reviews.get(a.id)})
-        if len(out) >= limit:
-            break
-    return out
-
-
-def add_review(conn: Connection, engine: Engine, answer_id: str, reviewer: Principal, score: float,
-               comment: str) -> JSON:
-    a = conn.execute(select(Answer.id, Answer.problem_id, Answer.max_score, Answer.pending_points, Answer.status)
-                     .where(Answer.id == answer_id)).first()
-    if a is None:
-        raise not_found("answer")
-    if a.status is None:
-        raise APIError(409, "this answer is not graded yet; review it once it is")
-    points = engine.points(a.problem_id) if engine.get(a.problem_id) else (a.max_score or 0) + (a.pending_points or 0)
-    if score > points:
-        raise APIError(422, f"score {score:g} is more than the problem's {points:g} points", location="body.score")
-    at = now()
-    conn.execute(insert(Review).values(answer_id=answer_id, reviewer_id=reviewer.id, score=float(score),
-                                       comment=comment, created_at=at))
-    return {"answer_id": answer_id, "problem": a.problem_id, "score": json_number(score, digits=6), "comment": comment,
-            "reviewer": reviewer.login, "at": iso(at)}

@@ -2,6 +2,8 @@
 (:func:`prepare`) and apply its result (:func:`finish`), in the transaction that marks it done."""
 from __future__ import annotations
 
+import re
+
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -100,7 +102,7 @@ class JobWork:
                 continue
             uid = conn.execute(select(User.id).where(User.login == login)).scalar()
             if uid is None:
-                uid = conn.execute(insert(User).values(login=login, name="", email="", role="learner",
+                uid = conn.execute(insert(User).values(login=login, name=name_of(login), email="", role="learner",
                                                        created_at=now()).returning(User.id)).scalar_one()
                 created.append(login)
             sub_id = insert_graded(conn, uid, obj, "batch")
@@ -151,3 +153,12 @@ def refused_learner(obj: JSON, login: str, why: str) -> JSON:
     where = next((r.get("location") for r in results if isinstance(r, dict) and r.get("location")), None)
     return {"location": where or obj.get("file"),
             "message": f"learner {shown(login)}: {why}; its {len(results)} answer(s) were not stored"}
+
+
+def name_of(login: str) -> str:
+    """The name a learner a batch creates is given, from the id its answers file wrote: the part
+    before an ``@``, its words (split at ``. _ - +``) capitalised where they are letters
+    (``alice.smith@uni.edu`` -> ``Alice Smith``, ``s1234`` -> ``s1234``)."""
+    local = login.split("@", 1)[0] or login
+    words = [w for w in re.split(r"[._+\-]+", local) if w]
+    return " ".join(w.capitalize() if w.isalpha() else w for w in words) or login

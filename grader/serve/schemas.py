@@ -23,6 +23,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {s: {"model": ErrorBody} for s in (400
 
 class Exercise(BaseModel):
     id: str
+    title: str = Field("", description="a short human title (the bank's `title:`, else derived from the prompt)")
     kind: str
     points: float
     prompt: str = Field(description="with the learner's own numbers for a variant problem")
@@ -56,11 +57,30 @@ class SubmissionIn(BaseModel):
     answers: dict[str, Raw] = Field(examples=[{"17-08/params-formula": "4d^2 + 4d", "17-08/practice-1": 64}])
 
 
+class AppliedItem(BaseModel):
+    id: str
+    text: str
+    points: float | None = Field(None, description="null: the bank no longer has this item")
+
+
 class Review(BaseModel):
     score: float
     comment: str
     reviewer: str
     at: str
+    rubric: list[AppliedItem] = Field([], description="the rubric items the reviewer applied")
+
+
+class Regrade(BaseModel):
+    """A learner's regrade request and its outcome (the new score, if any, is the answer's review)."""
+    id: int
+    answer_id: str
+    problem: str | None = None
+    message: str
+    status: Literal["open", "answered"]
+    created_at: str
+    response: str | None = None
+    answered_at: str | None = None
 
 
 class Result(BaseModel):
@@ -81,6 +101,7 @@ class Result(BaseModel):
     location: str | None = None
     answer_id: str
     review: Review | None = None
+    regrade: Regrade | None = None
 
 
 class Submission(BaseModel):
@@ -149,23 +170,85 @@ class Job(BaseModel):
 
 
 class ReviewIn(BaseModel):
+    """A score, or the rubric items that apply (the score is then their points' sum clamped to
+    [0, cap]); a score given with rubric items overrides their sum."""
     model_config = ConfigDict(extra="forbid")
-    score: float = Field(ge=0, description="points, from 0 to the problem's points")
-    comment: str = Field("", max_length=10_000)
+    score: float | None = Field(None, ge=0, description="points, from 0 to the problem's points")
+    rubric: list[str] | None = Field(None, max_length=20, description="ids of the rubric items that apply")
+    comment: str = Field("", max_length=10_000, description="to the learner")
+    identical: bool = Field(False, description="also every identical answer (same problem, same normalised "
+                                               "text) waiting for a person and not reviewed yet")
+
+
+class ReviewOut(BaseModel):
+    answer_id: str
+    problem: str
+    score: float
+    comment: str
+    rubric: list[AppliedItem]
+    reviewer: str
+    at: str
+    score_from: Literal["given", "rubric"]
+    applied_to: list[str] = Field(description="the answers this review was recorded on (this one first)")
+
+
+class RubricItem(BaseModel):
+    id: str
+    text: str
+    points: float
+
+
+class Rubric(BaseModel):
+    items: list[RubricItem]
+    cap: float = Field(description="the sum of the applied items is clamped to [0, cap]")
 
 
 class ReviewItem(BaseModel):
     answer_id: str
     submission_id: str
-    learner: str
+    learner: str | None = Field(None, description="null when asked with anonymous=true")
+    pseudonym: str = Field(description="a stable name for the learner that hides the login")
+    assessment: dict[str, str] | None = Field(None, description="{id, title} of the problem's assessment")
     problem: str
+    title: str = ""
     prompt: str
     answer: Raw = None
     feedback: str | None = None
     status: str | None = None
     points: float
     submitted_at: str
+    rubric: Rubric | None = None
     review: Review | None = None
+    regrade: Regrade | None = Field(None, description="an open regrade request of this answer")
+
+
+class RegradeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message: str = Field(min_length=1, max_length=5000, description="why the learner asks")
+
+
+class RegradeAnswerIn(BaseModel):
+    """The staff's answer; with a score or rubric items, a new review is recorded too."""
+    model_config = ConfigDict(extra="forbid")
+    response: str = Field(min_length=1, max_length=10_000)
+    score: float | None = Field(None, ge=0)
+    rubric: list[str] | None = Field(None, max_length=20)
+    comment: str | None = Field(None, max_length=10_000, description="the new review's comment (default: the last)")
+
+
+class RegradeAnswered(Regrade):
+    review: ReviewOut | None = None
+
+
+class MyReview(BaseModel):
+    answer_id: str
+    problem: str
+    answer: Raw = None
+    submitted_at: str
+    points: float
+    score: float | None = Field(None, description="the score that counts for this answer")
+    review: Review | None = None
+    regrade: Regrade | None = None
 
 
 class Health(BaseModel):

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
-from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy import ColumnElement, Table, bindparam, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -54,12 +54,23 @@ def iso(dt: datetime | None) -> str | None:
     return dt.isoformat().replace("+00:00", "Z")
 
 
+NOT_READ = "invalid"     # an answer the engine could not read: stored and shown, never an attempt
+
+
+def counts_as_attempt() -> ColumnElement[bool]:
+    """An attempt is an answer the engine could read (graded, or waiting for a person) or one
+    still being graded; one it could not read (``invalid``) is kept but is no attempt: it uses
+    none of an ``attempts:`` limit and is no grade in the gradebook (docs/service.md)."""
+    return or_(Answer.status.is_(None), Answer.status != NOT_READ)
+
+
 def attempts_used(conn: Connection, user_id: int, problems: Iterable[str]) -> dict[str, int]:
-    """How many answers (and code jobs not yet graded) the learner has given per problem."""
+    """How many attempts (answers, and code jobs not yet graded) the learner has made per problem."""
     problems = list(problems)
     used: dict[str, int] = dict(conn.execute(select(Answer.problem_id, func.count())
                              .join(Submission, Submission.id == Answer.submission_id).where(
-        Answer.user_id == user_id, Answer.problem_id.in_(problems), Submission.status != "failed")
+        Answer.user_id == user_id, Answer.problem_id.in_(problems), Submission.status != "failed",
+        counts_as_attempt())
         .group_by(Answer.problem_id)).all())
     for pid, n in conn.execute(select(Job.problem_id, func.count()).where(
             Job.user_id == user_id, Job.kind == "code", Job.status.in_(("queued", "running")),
@@ -270,14 +281,14 @@ def recover(state: State) -> int:
 def latest_reviews(conn: Connection, answer_ids: Iterable[str] | None = None,
                    user_id: int | None = None) -> dict[str, JSON]:
     """The review that counts (the latest) of each reviewed answer."""
-    q = (select(Review.answer_id, Review.score, Review.comment, Review.created_at, User.login)
+    q = (select(Review.answer_id, Review.score, Review.comment, Review.created_at, Review.rubric, User.login)
          .join(User, User.id == Review.reviewer_id).order_by(Review.created_at, Review.id))
     if answer_ids is not None:
         q = q.where(Review.answer_id.in_(list(answer_ids)))
     if user_id is not None:
         q = q.join(Answer, Answer.id == Review.answer_id).where(Answer.user_id == user_id)
-    return {r.answer_id: {"score": r.score, "comment": r.comment, "reviewer": r.login, "at": iso(r.created_at)}
-            for r in conn.execute(q)}
+    return {r.answer_id: {"score": r.score, "comment": r.comment, "reviewer": r.login, "at": iso(r.created_at),
+                          "rubric": list(r.rubric or [])} for r in conn.execute(q)}
 
 
 def load(conn: Connection, sub_id: str, *, owner: int | None = None) -> JSON:

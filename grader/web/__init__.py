@@ -18,13 +18,17 @@ def install(app: FastAPI) -> None:
     from fastapi.responses import RedirectResponse
     from fastapi.staticfiles import StaticFiles
 
-    from . import learn, spec, staff
+    from . import learn, review, spec, staff
     from .render import page_error
     from .session import PageError
 
+    from starlette.exceptions import HTTPException
+
+    from .render import not_found_page
     app.add_exception_handler(PageError, page_error)
+    app.add_exception_handler(HTTPException, not_found_page(app.exception_handlers[HTTPException]))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    for module in (learn, staff, spec):
+    for module in (learn, staff, review, spec):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)

@@ -23,7 +23,8 @@ from grader.serve.auth import Principal
 from grader.serve.errors import APIError
 from grader.serve.workers import TaskFailed
 
-from . import service
+from . import review, service
+from .code import by_function, template_of
 from .render import page, redirect
 from grader.serve.auth import Throttled
 
@@ -85,7 +86,7 @@ def exercises(request: Request, who: Principal = Depends(page_user)) -> Response
 
 def _attempts(st: State, who: Principal, problem_id: str) -> Sequence[Record]:
     with st.db.read() as conn:
-        return conn.execute(select(Answer.submission_id, Answer.raw, Answer.created_at, Answer.score, Answer.max_score,
+        return conn.execute(select(Answer.id, Answer.submission_id, Answer.raw, Answer.created_at, Answer.score, Answer.max_score,
                                    Answer.status, Answer.feedback, Answer.result)
                             .where(Answer.user_id == who.id, Answer.problem_id == problem_id)
                             .order_by(Answer.created_at.desc()).limit(50)).all()
@@ -93,7 +94,7 @@ def _attempts(st: State, who: Principal, problem_id: str) -> Sequence[Record]:
 
 def _exercise(request: Request, who: Principal, problem_id: str, *, result: dict[str, Any] | None = None,
               job: dict[str, Any] | None = None, error: str | None = None, answer: str = "",
-              status: int = 200) -> Response:
+              reading: dict[str, Any] | None = None, status: int = 200) -> Response:
     st = service.state(request)
     p = st.engine.get(problem_id)
     if p is None:
@@ -101,10 +102,18 @@ def _exercise(request: Request, who: Principal, problem_id: str, *, result: dict
     ex = st.engine.exercise(p, None if who.instructor else who.login)
     attempts = _attempts(st, who, problem_id)
     if ex.get("attempts"):
-        ex["attempts_used"] = len(attempts)
+        with st.db.read() as conn:          # what the limit counts (store.attempts_used), not every row
+            ex["attempts_used"] = store.attempts_used(conn, who.id, [problem_id]).get(problem_id, 0)
+    if p.kind == "code":
+        ex["template"] = template_of(st, problem_id) is not None
+    seen = review.learner_context(request, who, problem_id, attempts, result)   # a person's grades (review.py)
     return page(request, "learn_code.html" if p.kind == "code" else "learn_exercise.html", status=status, who=who,
-                ex=ex, result=result, attempts=attempts, error=error, answer=answer, job=job,
-                nonce=secrets.token_urlsafe(12))
+                ex=ex, error=error, answer=answer, job=job, reading=reading, nonce=secrets.token_urlsafe(12), **seen)
+
+
+def _shown(raw: object) -> str:
+    """An answer as the box shows it again (a number or a choice from the API as written)."""
+    return raw if isinstance(raw, str) else "" if raw is None or isinstance(raw, (dict, list)) else str(raw)
 
 
 @router.get("/learn/exercise/{problem_id:path}")
@@ -118,7 +127,19 @@ def exercise(problem_id: str, request: Request, s: str | None = None, who: Princ
             except APIError as e:
                 raise as_page_error(e) from None
         result = next((r for r in sub["results"] if r["id"] == problem_id), None)
-    return _exercise(request, who, problem_id, result=result)
+    # the answer stays in the box after submitting: the one this result graded
+    return _exercise(request, who, problem_id, result=result, answer=_shown(result.get("answer")) if result else "")
+
+
+async def _read(st: State, who: Principal, problem: str, answer: str) -> dict[str, Any]:
+    """How the engine reads ``answer`` (the worker task of POST /api/v1/validate)."""
+    async with st.busy(-who.id):          # one reading at a time per learner, apart from their submissions
+        try:
+            out: dict[str, Any] = await asyncio.wrap_future(
+                st.pool.submit(("validate", problem, answer), st.settings.timeout_s + 3))
+        except TaskFailed:
+            out = {"ok": False, "error": f"too complex to read within {st.settings.timeout_s:g} s", "column": None}
+    return out
 
 
 @router.post("/learn/exercise/{problem_id:path}", dependencies=[Depends(check_csrf)])
@@ -128,8 +149,17 @@ async def submit(problem_id: str, request: Request, answer: str = Form("", max_l
     kind = st.engine.kind(problem_id)
     if kind is None or kind == "code":
         raise PageError(404, "No such exercise.")
-    if not answer.strip():
+    answer = answer.strip()         # a trailing newline (or space) is never part of an answer
+    if not answer:
         return _exercise(request, who, problem_id, error="Write an answer first.", status=422)
+    if kind != "free_text":         # an answer the engine cannot read is refused here: nothing stored, no attempt
+        try:
+            reading = await _read(st, who, problem_id, answer)
+        except APIError as e:
+            return _exercise(request, who, problem_id, error=e.message, answer=answer, status=e.status)
+        if not reading.get("ok"):
+            return _exercise(request, who, problem_id, answer=answer, reading=reading, status=422,
+                             error=f"Not submitted (no attempt used): this answer cannot be read. {reading.get('error')}")
     answers: dict[str, object] = {problem_id: answer}
     body_hash = hashlib.sha256(json.dumps({"answers": answers}, ensure_ascii=False).encode()).hexdigest()
     try:
@@ -151,13 +181,22 @@ async def validate(request: Request, problem: str = Form(..., max_length=200),
     if not answer.strip():
         return page(request, "_reading.html", reading=None, answer=answer)
     try:
-        async with st.busy(-who.id):          # one reading at a time per learner, apart from their submissions
-            out = await asyncio.wrap_future(st.pool.submit(("validate", problem, answer), st.settings.timeout_s + 3))
+        out = await _read(st, who, problem, answer)
     except APIError:
         return page(request, "_reading.html", status=200, reading={"busy": True}, answer=answer)
-    except TaskFailed:
-        out = {"ok": False, "error": f"too complex to read within {st.settings.timeout_s:g} s", "column": None}
     return page(request, "_reading.html", reading=out, answer=answer)
+
+
+@router.get("/learn/template/{problem_id:path}")
+def template(problem_id: str, request: Request, who: Principal = Depends(page_user)) -> Response:
+    """A code exercise's template (``template.py`` beside its tests): that file only, never
+    the reference solution or the tests."""
+    path = template_of(service.state(request), problem_id)
+    if path is None:
+        raise PageError(404, "This exercise has no template.")
+    return Response(path.read_bytes(), media_type="text/x-python; charset=utf-8",
+                    headers={"Content-Disposition": 'attachment; filename="template.py"',
+                             "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
 
 
 @router.post("/learn/code/{problem_id:path}", dependencies=[Depends(check_csrf)])
@@ -172,10 +211,16 @@ async def code(problem_id: str, request: Request, file: UploadFile, who: Princip
 @router.get("/learn/jobs/{job_id}")
 def job_page(job_id: str, request: Request, who: Principal = Depends(page_user)) -> Response:
     job = service.job(request, job_id, who)
-    return page(request, "learn_job.html", who=who, job=job)
+    p = service.state(request).engine.get(str(job.get("problem") or ""))
+    return page(request, "learn_job.html", who=who, job=job, tests=_tests(job), title=p.title if p else None)
 
 
 @router.get("/learn/jobs/{job_id}/status")
 def job_status(job_id: str, request: Request, who: Principal = Depends(page_user)) -> Response:
     job = service.job(request, job_id, who)
-    return page(request, "_job.html", who=who, job=job)
+    return page(request, "_job.html", who=who, job=job, tests=_tests(job))
+
+
+def _tests(job: dict[str, Any]) -> dict[str, Any]:
+    result = job.get("result")
+    return by_function(list(result.get("tests") or []) if isinstance(result, dict) else [])

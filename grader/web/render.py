@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 
 from grader.api.service import json_number
 
-from .session import CSRF, PageError, csrf_cookie, csrf_token, set_cookie
+from .session import CSRF, PageError, csrf_cookie, csrf_token, session_user, set_cookie
 
 HERE = Path(__file__).parent
 
@@ -36,7 +36,14 @@ def env() -> Environment:
     e.filters["math"] = prompt_math
     e.filters["mathml"] = safe_mathml
     e.filters["num"] = num
+    e.filters["plural"] = plural
     return e
+
+
+def plural(n: object, word: str, many: str | None = None) -> str:
+    """``1 answer``, ``2 answers``, ``0 learners`` (``many``: an irregular plural)."""
+    one = n == 1
+    return f"{num(n)} {word if one else (many or word + 's')}"
 
 
 def num(x: object) -> str:
@@ -61,6 +68,21 @@ def page(request: Request, template: str, status: int = 200, headers: dict[str, 
 
 def redirect(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303, headers=HEADERS)
+
+
+def not_found_page(fallback: Any) -> Any:
+    """The handler of a path no route has: under ``/api`` (or asked for as JSON) the API's
+    JSON error (``fallback``); a page's 404 is a page, with the signed-in user's navigation."""
+    async def handle(request: Request, e: Exception) -> Response:
+        path = request.url.path
+        status = getattr(e, "status_code", 500)
+        if status != 404 or path.startswith("/api/") or "text/html" not in request.headers.get("accept", ""):
+            out: Response = await fallback(request, e)
+            return out
+        request.state.who = await session_user(request)
+        csrf_cookie(request)
+        return page(request, "error.html", status=404, status_code=404, message="There is no such page.")
+    return handle
 
 
 async def page_error(request: Request, e: Exception) -> Response:
@@ -126,11 +148,32 @@ def _mi(text: str) -> str:
     return f"<{tag}>{escape(text)}</{tag}>"
 
 
+# a name of code: snake_case with a base and a part of two letters or more (split_heads,
+# multi_head_forward; not head_i or d_model, which are math),
+# a file's path (code/template.py), or a call (add(a, b)): shown as code, never as a subscript
+_ARGS = r"\((?:[a-z_]\w{0,20}(?:, ?[a-z_]\w{0,20}){0,5})?\)"
+_CODE = re.compile(r"\b[A-Za-z][A-Za-z0-9]+(?:_[A-Za-z0-9]+){2,}\b(?:" + _ARGS + ")?"
+                   r"|\b[A-Za-z][A-Za-z0-9]+_[A-Za-z0-9]{2,}\b(?:" + _ARGS + ")?"
+                   r"|\b[\w.-]+(?:/[\w.-]+)*\.py\b"
+                   r"|\b[a-z][a-z0-9]+" + _ARGS)
+
+
 def prompt_math(text: str | None) -> Markup:
-    """A prompt as text, with its sub- and superscripted names (d_model, W_i^Q, x^2) as MathML;
+    """A prompt (or feedback) as text, with its sub- and superscripted names (d_model, W_i^Q,
+    x^2) as MathML and its names of code (split_heads, code/template.py, add(a, b)) as code;
     everything else escaped."""
-    out, last = [], 0
     text = text or ""
+    out, last = [], 0
+    for m in _CODE.finditer(text):
+        out.append(str(_math_names(text[last:m.start()])))
+        out.append(f"<code>{escape(m.group(0))}</code>")
+        last = m.end()
+    out.append(str(_math_names(text[last:])))
+    return Markup("".join(out))
+
+
+def _math_names(text: str) -> Markup:
+    out, last = [], 0
     for m in _SCRIPT.finditer(text):
         base, sub, sup = m.groups()
         if not sub and not sup:

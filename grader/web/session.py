@@ -218,11 +218,20 @@ async def page_user(request: Request) -> Principal:
     who = await anyio.to_thread.run_sync(_session_user, state.db, session_hash(sid), time.time())
     if who is None:
         raise PageError(401, "Your session has ended or your token was revoked; please sign in again.")
+    request.state.who = who         # an error page after this point keeps the user's navigation
     wait = await state.rate_wait(who.token_id)
     if wait:
         raise PageError(429, f"Too many requests; retry in {wait:.1f} s.",
                         {"Retry-After": str(max(1, math.ceil(wait)))})
     return who
+
+
+async def session_user(request: Request) -> Principal | None:
+    """The session's user where there is one (an error page's navigation), else None."""
+    sid = session_id(request)
+    if sid is None:
+        return None
+    return await anyio.to_thread.run_sync(_session_user, request.app.state.grader.db, session_hash(sid), time.time())
 
 
 async def page_instructor(request: Request) -> Principal:

@@ -87,7 +87,8 @@ def problem_page(problem_id: str, request: Request, who: Principal = Depends(pag
     plot = distribution_plot(float(p.points), stats["distribution"],
                               f"{problem_id}: learners by score ({st.settings.policy} attempt)") \
         if stats["distribution"] else None
-    return page(request, "staff_problem.html", who=who, stats=stats, plot=plot, prompt=p.prompt)
+    return page(request, "staff_problem.html", who=who, stats=stats, plot=plot, prompt=p.prompt,
+                title=getattr(p, "title", None))
 
 
 @router.get("/staff/learners/{login}")
@@ -102,7 +103,7 @@ def learner_page(login: str, request: Request, who: Principal = Depends(page_ins
                                       Answer.status, Answer.feedback).where(Answer.user_id == uid)
                                .order_by(Answer.created_at.desc()).limit(500)).all()
     return page(request, "staff_learner.html", who=who, row=row, answers=answers,
-                problems=[p.id for p in st.engine.problems])
+                problems=[p.id for p in st.engine.problems], titles={p.id: p.title for p in st.engine.problems})
 
 
 @router.get("/staff/batch")

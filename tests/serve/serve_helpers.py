@@ -221,3 +221,28 @@ def users(database: str, **people) -> dict:
         return {login: add_user(db, login, role).token for login, role in people.items()}
     finally:
         db.dispose()
+
+
+def stored_submissions(database: str, logins) -> tuple[int, dict, dict]:
+    """What the database holds for these learners: (submissions still ``received``, their
+    submissions by idempotency key (a key stored twice fails the test), answers per submission)."""
+    from sqlalchemy import func, select
+    from grader.db import Database
+    from grader.db.models import Answer, Submission, User
+    db = Database(database)
+    try:
+        with db.read() as conn:
+            received = conn.execute(select(func.count()).select_from(Submission)
+                                    .where(Submission.status == "received")).scalar_one()
+            rows = conn.execute(select(Submission.id, Submission.idempotency_key, Submission.score,
+                                       Submission.status, User.login)
+                                .join(User, User.id == Submission.user_id).where(User.login.in_(list(logins)))).all()
+            n_answers = dict(conn.execute(select(Answer.submission_id, func.count())
+                                          .group_by(Answer.submission_id)).all())
+    finally:
+        db.dispose()
+    by_key: dict = {}
+    for row in rows:
+        assert row.idempotency_key not in by_key, f"{row.idempotency_key} stored twice"
+        by_key[row.idempotency_key] = row
+    return received, by_key, n_answers

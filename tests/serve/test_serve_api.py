@@ -107,7 +107,9 @@ def test_exercises_show_the_learners_own_numbers_and_no_reference(srv):
                           "alice", "--format", "json"], capture_output=True, text=True, check=True)
     drawn = {row["id"]: (row["prompt"], row["drawn"]) for row in json.loads(cli.stdout)}
     for r in rows:
-        assert set(r) <= {"id", "kind", "points", "prompt", "choices", "attempts", "attempts_used", "variant"}, r
+        assert set(r) <= {"id", "title", "kind", "points", "prompt", "choices", "attempts", "attempts_used",
+                          "variant"}, r
+        assert r["title"] == bank.get(r["id"]).title and r["title"]       # every bundled problem has one
         assert r["prompt"] == drawn[r["id"]][0]
         assert r.get("variant") == drawn[r["id"]][1]
     assert any(r.get("variant") for r in rows)
@@ -373,7 +375,8 @@ def test_review_counts_and_reaches_the_learner(srv):
     review = r.json()
     assert review["reviewer"] == "prof" and review["score"] == 1.5 and review["at"].endswith("Z")
     mine = srv.get("judy", f"/submissions/{sub['id']}").json()["results"][0]["review"]
-    assert mine == {"score": 1.5, "comment": "right idea, no reason given", "reviewer": "prof", "at": review["at"]}
+    assert mine == {"score": 1.5, "comment": "right idea, no reason given", "reviewer": "prof", "at": review["at"],
+                    "rubric": []}
     cell = srv.get("judy", "/me/grades").json()["problems"]["17-08/practice-2"]
     assert cell["score"] == 1.5 and cell["pending"] is False and cell["status"] == "reviewed"
     assert answer_id not in [x["answer_id"] for x in srv.get("prof", "/review").json()]

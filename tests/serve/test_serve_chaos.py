@@ -22,7 +22,7 @@ import psutil
 import pytest
 from sqlalchemy import func, select
 
-from serve_helpers import LiveServer, make_bank, users
+from serve_helpers import LiveServer, make_bank, stored_submissions, users
 
 LEARNERS = [f"chaos-{i:02d}" for i in range(16)]
 ANSWERS = [{"17-08/practice-1": 64}, {"17-08/params-formula": "4d^2 + 4d", "17-08/quiz-3": "B"},
@@ -206,29 +206,12 @@ def _settled(url: str, coder: str, jobs: list[str], seconds: float = 90) -> bool
 
 
 def test_every_acknowledged_submission_is_stored_and_graded_exactly_once(chaos):
-    from grader.db import Database
-    from grader.db.models import Answer, Submission, User
     assert chaos["alive"] == []
     assert chaos["killed"]["worker"] and len(chaos["left"]) == 3
     assert any(isinstance(e, str) for e in chaos["errors"]), "no request was cut by a kill"
     assert len(chaos["acked"]) >= 100
-    db = Database(chaos["database"])
-    try:
-        with db.read() as conn:
-            received = conn.execute(select(func.count()).select_from(Submission)
-                                    .where(Submission.status == "received")).scalar_one()
-            rows = conn.execute(select(Submission.id, Submission.idempotency_key, Submission.score,
-                                       Submission.status, User.login)
-                                .join(User, User.id == Submission.user_id).where(User.login.in_(LEARNERS))).all()
-            n_answers = dict(conn.execute(select(Answer.submission_id, func.count())
-                                          .group_by(Answer.submission_id)).all())
-    finally:
-        db.dispose()
+    received, by_key, n_answers = stored_submissions(chaos["database"], LEARNERS)
     assert received == 0, "submissions left received after the settle period"
-    by_key = {}
-    for row in rows:
-        assert row.idempotency_key not in by_key, f"{row.idempotency_key} stored twice"
-        by_key[row.idempotency_key] = row
     missing = set(chaos["acked"]) - set(by_key)
     assert not missing, f"{len(missing)} acknowledged submissions lost: {sorted(missing)[:5]}"
     for key, (sub_id, which) in chaos["acked"].items():

@@ -8,9 +8,8 @@ import time
 
 import httpx
 import pytest
-from sqlalchemy import func, select
 
-from serve_helpers import LiveServer, make_bank, users
+from serve_helpers import LiveServer, make_bank, stored_submissions, users
 
 LEARNERS = [f"load-{i}" for i in range(6)]
 PER_LEARNER = 40
@@ -72,31 +71,13 @@ def test_sigkill_mid_load_loses_nothing(backend, tmp_path, request):
         assert any(isinstance(e, str) for e in errors), "no request was cut by the kill"
         assert len(acked) == len(LEARNERS) * PER_LEARNER
 
-        from grader.db import Database
-        from grader.db.models import Answer, Submission, User
-        db = Database(database)
-        try:
-            deadline = time.monotonic() + 60
-            while True:             # submissions stored but cut before grading: graded at start-up
-                with db.read() as conn:
-                    received = conn.execute(select(func.count()).select_from(Submission)
-                                            .where(Submission.status == "received")).scalar_one()
-                if received == 0 or time.monotonic() > deadline:
-                    break
-                time.sleep(0.2)
-            assert received == 0
-            with db.read() as conn:
-                rows = conn.execute(select(Submission.id, Submission.idempotency_key, Submission.score,
-                                           Submission.status, User.login)
-                                    .join(User, User.id == Submission.user_id).where(User.login.in_(LEARNERS))).all()
-                n_answers = dict(conn.execute(select(Answer.submission_id, func.count())
-                                              .group_by(Answer.submission_id)).all())
-        finally:
-            db.dispose()
-        by_key = {}
-        for row in rows:
-            assert row.idempotency_key not in by_key, f"{row.idempotency_key} stored twice"
-            by_key[row.idempotency_key] = row
+        deadline = time.monotonic() + 60
+        while True:                 # submissions stored but cut before grading: graded at start-up
+            received, by_key, n_answers = stored_submissions(database, LEARNERS)
+            if received == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert received == 0
         assert set(by_key) == set(acked)                        # every acknowledged one, and only those
         for key, (sub_id, score, which) in acked.items():
             row = by_key[key]

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from grader.db.models import Answer, Submission, User
 
-from .. import gradebook, store
+from .. import gradebook, reviews, store
 from ..auth import Principal, current_user
 from ..errors import APIError, not_found
 from ..schemas import ERRORS, GradeRow, Reading, Submission as SubmissionOut, SubmissionBrief, SubmissionIn, ValidateIn
@@ -133,7 +133,7 @@ def get_submission(submission_id: str, request: Request, who: Principal = Depend
     if len(submission_id) > 64:
         raise not_found("submission")
     with st.db.read() as conn:
-        obj = store.load(conn, submission_id, owner=None if who.instructor else who.id)
+        obj = reviews.annotate(conn, st.engine, store.load(conn, submission_id, owner=None if who.instructor else who.id))
     return FastJSON(obj)
 
 
