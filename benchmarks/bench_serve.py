@@ -19,7 +19,10 @@ a ``--warmup``. Two phases:
    each on its own connection, until the phase ends. It prints the honest learners' rate, p50 and
    p99 beside the quiet phase's, and ``honest p99 under attack / quiet p99`` (target <= 2, and 0
    errors for the honest learners). The corpus's browser cases (CSRF, sessions) and slow-client
-   actions are not in the loop.
+   actions are not in the loop. It also prints the CPU seconds the server's main process, its
+   workers and job processes, the honest load generator and the attackers used in the phase
+   (and the server and generator in the quiet one-answer phase): on one machine the attackers'
+   own processes take CPU from the server as well.
 
 "lost": submissions answered 2xx whose id is not in the database, graded, afterwards.
 Figures are printed, not asserted (the target on a 2-core machine: >= 500 one-answer
@@ -129,6 +132,38 @@ async def _phase(port, tokens, bodies, seconds, warmup, max_requests, tag):
     return lat, acked, errors, elapsed
 
 
+def _cpu_s(pid: int) -> float:
+    """User and system CPU seconds of one process so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (from /proc: Linux only; [pid] elsewhere)."""
+    kids: dict[int, list[int]] = {}
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int(d.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += kids.get(p, [])
+    return out
+
+
+def server_cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds so far of the server's main process and of its children (grading workers, job
+    processes) alive now."""
+    return _cpu_s(pid), sum(_cpu_s(p) for p in _tree(pid) if p != pid)
+
+
 def pct(values, q):
     v = sorted(values)
     return v[min(len(v) - 1, int(q * len(v)))] * 1000 if v else float("nan")
@@ -142,6 +177,7 @@ def _attacker(port, tokens, ctx, n, seconds, out, families=None):
     from hostile_service import attack_cases, replay
     cases = [c for c in attack_cases() if families is None or c.family in families]
     sent, bad, first = 0, 0, None
+    cpu0 = time.process_time()
     end = time.monotonic() + seconds
     source = f"127.0.0.{2 + n}"     # attackers come from addresses of their own, as they would
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30,
@@ -159,7 +195,7 @@ def _attacker(port, tokens, ctx, n, seconds, out, families=None):
             if status >= 500:
                 bad += 1
                 first = first or f"{case.id}: {status}"
-    out.put((sent, bad, first))
+    out.put((sent, bad, first, time.process_time() - cpu0))
 
 
 def _attack_setup(port: int, tokens: dict) -> dict:
@@ -232,17 +268,23 @@ def main(argv=None) -> int:
             runner = asyncio.run
         print(f"bench_serve: SQLite (WAL, synchronous=FULL), {args.workers} grading workers, "
               f"{args.connections} connections, {os.cpu_count()} CPUs shared by server and load generator")
-        results, all_acked = {}, []
+        results, all_acked, quiet_cpu = {}, [], ""
         for name, bodies, seconds in (("one-answer", one, args.seconds),
                                       (f"whole-class ({n_class} answers)", whole, args.class_seconds or args.seconds)):
+            main0, kids0, me0, t0 = *server_cpu(server.pid), time.process_time(), time.perf_counter()
             lat, acked, errors, elapsed = runner(_phase(port, tokens, bodies, seconds, args.warmup,
                                                         args.max_requests, name.split()[0]))
+            main1, kids1, me1, t1 = *server_cpu(server.pid), time.process_time(), time.perf_counter()
+            quiet_cpu = quiet_cpu or (f"CPU seconds in the {t1 - t0:.1f} s of the one-answer phase: server "
+                                      f"{main1 - main0:.1f} (main process), {kids1 - kids0:.1f} (its workers and "
+                                      f"job processes); load generator {me1 - me0:.1f}")
             all_acked += acked
             rate = len(lat) / elapsed if elapsed > 0 else 0.0
             results[name] = (rate, pct(lat, 0.5), pct(lat, 0.99), len(errors))
             print(f"{name:<26} {len(lat):>6} submissions in {elapsed:5.1f} s = {rate:7.1f} submissions/s, "
                   f"p50 {pct(lat, 0.5):6.1f} ms, p99 {pct(lat, 0.99):6.1f} ms, errors {len(errors)}"
                   + (f" (first: {errors[0]})" if errors else ""))
+        print(quiet_cpu)
         if args.attackers:
             ctx = _attack_setup(port, tokens_a)
             families = set(args.attack_families.split(",")) if args.attack_families else None
@@ -254,8 +296,10 @@ def main(argv=None) -> int:
             for a in attackers:
                 a.start()
             time.sleep(0.5)          # the attack is under way before the honest learners start
+            main0, kids0, me0, t0 = *server_cpu(server.pid), time.process_time(), time.perf_counter()
             lat, acked, errors, elapsed = runner(_phase(port, tokens, one, args.seconds, args.warmup,
                                                         args.max_requests, "attack"))
+            main1, kids1, me1, t1 = *server_cpu(server.pid), time.process_time(), time.perf_counter()
             reports = [out.get(timeout=attack_s + 120) for _ in attackers]
             for a in attackers:
                 a.join(timeout=30)
@@ -270,6 +314,11 @@ def main(argv=None) -> int:
             print(f"attackers: {args.attackers} ({args.attack_families or 'every family'}), {sent} hostile requests ({sent / attack_s:.0f}/s), {bad} answered 5xx"
                   + (f" (first: {firsts[0]})" if firsts else ""))
             quiet = results["one-answer"]
+            attack_cpu = sum(r[3] for r in reports)
+            print(f"CPU seconds in the {t1 - t0:.1f} s of the phase (of {(t1 - t0) * (os.cpu_count() or 1):.1f} on "
+                  f"{os.cpu_count()} CPUs): server {main1 - main0:.1f} (main process), {kids1 - kids0:.1f} (its "
+                  f"workers and job processes); honest load generator {me1 - me0:.1f}; attackers {attack_cpu:.1f} "
+                  f"(in their {attack_s:.1f} s)")
             print(f"honest rate under attack / quiet = {rate / quiet[0] if quiet[0] else float('nan'):.2f}; "
                   f"p50 {pct(lat, 0.5):.1f} vs {quiet[1]:.1f} ms; p99 {pct(lat, 0.99):.1f} vs {quiet[2]:.1f} ms")
             print(f"honest p99 under attack / quiet p99 = {pct(lat, 0.99) / quiet[2]:.2f} (target <= 2), "

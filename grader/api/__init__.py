@@ -54,7 +54,8 @@ __all__ = ["Assessment", "AssessmentItem", "Course", "LatePolicy", "load_course"
            "AnswerLimits", "AnswerResult", "Executor", "LocalPoolExecutor", "ProcessExecutor", "Reading", "Report",
            "SerialExecutor", "SubmissionResult", "check_claim", "check_subject", "close", "grade_answer",
            "grade_class", "grade_submission", "load_bank", "result_json", "submission_json", "totals",
-           "validate_answer", "Bank", "load_submissions", "learner_variant", "FORMATS", "MAX_TIMEOUT", "DEFAULT_TIMEOUT", "ClusterError",
+           "validate_answer", "Bank", "load_submissions", "learner_variant", "variant_draws",
+           "seed_variant_draws", "FORMATS", "MAX_TIMEOUT", "DEFAULT_TIMEOUT", "ClusterError",
            "Limits", "check_cluster", "check_scheduler", "cluster_executor", "cluster_job_executor", "cluster_sandboxes",
            "plural", "render_report", "report_formats", "summarize_class", "write_summary_plots"]
 
@@ -215,6 +216,20 @@ def learner_variant(problem: BankProblem, learner: str, bank: Bank) -> tuple[str
     from grader.bank.variants import drawn_values, for_learner
     seen, _ = for_learner(problem, learner, bank)
     return seen.prompt, drawn_values(problem, learner, bank)
+
+
+def variant_draws(bank: Bank) -> dict[str, Any]:
+    """Every variant problem's draws ({problem id: plain, picklable data}), derived from the spec
+    (loading it): what another process's copy of the same bank takes with :func:`seed_variant_draws`."""
+    from grader.bank.variants import all_draws
+    return all_draws(bank)
+
+
+def seed_variant_draws(bank: Bank, draws: dict[str, Any]) -> int:
+    """Give ``bank`` the draws :func:`variant_draws` derived from the same bank elsewhere, so that
+    :func:`learner_variant` needs no spec (no SymPy) here; how many problems got them."""
+    from grader.bank.variants import seed_draws
+    return seed_draws(bank, draws)
 
 
 def totals(bank: Bank, results: Iterable[tuple[str, float, float]]) -> Totals:

@@ -36,6 +36,25 @@ def draws(problem: Problem, source: Any) -> Draws:
     return _draws(problem, source)
 
 
+def all_draws(bank: Bank) -> dict[str, Draws]:
+    """Every variant problem's draws, by problem id: plain data (picklable), derived here (which
+    loads the spec) to be handed to another process's copy of the bank with :func:`seed_draws`."""
+    return {p.id: draws(p, bank) for p in bank.problems if p.variant is not None}
+
+
+def seed_draws(bank: Bank, given: dict[str, Draws]) -> int:
+    """Take the draws :func:`all_draws` derived from an identical bank elsewhere, so that this
+    process shows each learner's variant without loading the spec; how many problems got them
+    (a problem whose draws are already here, or not given, is left as it is and derived on use)."""
+    n = 0
+    for p in bank.problems:
+        d = given.get(p.id)
+        if p.variant is not None and d is not None:
+            bank.memo(("variant-draws", p), lambda d=d: d)
+            n += 1
+    return n
+
+
 def _draws(problem: Problem, subject: Any) -> Draws:
     from .verify import derived
     if isinstance(subject, Bank):

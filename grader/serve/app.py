@@ -21,7 +21,7 @@ from grader.db import Database
 from . import errors
 from .auth import FailureThrottle, RateLimiter, TokenCache
 from .errors import APIError
-from .limits import BodyLimit
+from .limits import BodyLimit, ErrorBackoff
 from .metrics import Metrics, MetricsMiddleware
 from .settings import Settings
 
@@ -127,6 +127,7 @@ def _start(state: State) -> None:
     state.pool = WorkerPool(worker_init, state.worker_args(), worker_task, processes=s.workers,
                             memory_mb=s.memory_mb)
     state.pool.start()
+    _seed_draws(state)
     work = JobWork(state)
     runner_box: list[JobRunner] = []
     state.executor = job_executor(s, on_progress=lambda *a: runner_box[0].progress(*a))
@@ -136,6 +137,16 @@ def _start(state: State) -> None:
     state.runner.recover()
     state.runner.start()
     threading.Thread(target=store.recover, args=(state,), name="grader-recover", daemon=True).start()
+
+
+def _seed_draws(state: State) -> None:
+    """The variants' draws from a grading worker (it derived them while warming up), so that the
+    first learner listing the exercises does not load the spec and SymPy in this process: seconds
+    of CPU while every other request waits. Not given (a worker failed): derived here on first use."""
+    try:
+        state.engine.seed_draws(state.pool.call(("draws",), 30.0))
+    except Exception as e:
+        log.warning("the variants' draws were not taken from a grading worker (%s): derived on first use", e)
 
 
 def _stop(state: State) -> None:
@@ -183,6 +194,8 @@ def create_app(settings: Settings | None = None, *,
                                 "/api/v1/code-submissions": settings.max_code + 64 * 1024})
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(ErrorBackoff, burst=settings.error_burst, window_s=settings.error_window_s,
+                       delay_s=settings.error_delay_s)
     return app
 
 

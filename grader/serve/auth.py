@@ -13,6 +13,7 @@ read, no write); a valid one is still accepted.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import math
@@ -25,6 +26,7 @@ import anyio
 from fastapi import Depends, Request
 from sqlalchemy import case, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 
 from grader.db import Database, audit
 from grader.db.models import AuthFailure, Token, User
@@ -135,24 +137,31 @@ class FailureThrottle:
         return max([w for w in waits if w > 0], default=0.0)
 
     def fail(self, db: Database, keys: list[str], now: float | None = None) -> int:
-        """Count one failure against each key: the highest count in the current windows."""
+        """Count one failure against each key, in a transaction of its own: the highest count in
+        the current windows."""
+        with db.write() as conn:
+            return self.count(conn, db.dialect, keys, now)
+
+    def count(self, conn: Connection, dialect: str, keys: list[str], now: float | None = None) -> int:
+        """:meth:`fail` in the caller's write transaction (the service's: the database's group
+        commit, so that failed attempts share their commit with every other write instead of
+        holding SQLite's one writer for an fsync each)."""
         if self.limit <= 0:
             return 0
         now = time.time() if now is None else now
         ended = AuthFailure.window_start <= now - self.window_s
-        insert = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
+        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
         most = 0
-        with db.write() as conn:
-            for key in keys:
-                stmt = insert(AuthFailure).values(key=key, window_start=now, failures=1)
-                stmt = stmt.on_conflict_do_update(          # the row's values before this update
-                    index_elements=[AuthFailure.key],
-                    set_={"failures": case((ended, 1), else_=AuthFailure.failures + 1),
-                          "window_start": case((ended, now), else_=AuthFailure.window_start)})
-                most = max(most, conn.execute(stmt.returning(AuthFailure.failures)).scalar_one())
-            if now - self._pruned >= self.prune_s:
-                self._pruned = now
-                conn.execute(delete(AuthFailure).where(AuthFailure.window_start <= now - self.window_s))
+        for key in keys:
+            stmt = insert(AuthFailure).values(key=key, window_start=now, failures=1)
+            stmt = stmt.on_conflict_do_update(          # the row's values before this update
+                index_elements=[AuthFailure.key],
+                set_={"failures": case((ended, 1), else_=AuthFailure.failures + 1),
+                      "window_start": case((ended, now), else_=AuthFailure.window_start)})
+            most = max(most, conn.execute(stmt.returning(AuthFailure.failures)).scalar_one())
+        if now - self._pruned >= self.prune_s:
+            self._pruned = now
+            conn.execute(delete(AuthFailure).where(AuthFailure.window_start <= now - self.window_s))
         return most
 
 
@@ -165,7 +174,8 @@ async def auth_failed(request: Request, credential: str, where: str) -> None:
     token's prefix only)."""
     state = request.app.state.grader
     addr = client_address(request)
-    n = await anyio.to_thread.run_sync(state.throttle.fail, state.db, failure_keys(addr, credential))
+    keys, at, db = failure_keys(addr, credential), time.time(), state.db
+    n: int = await asyncio.wrap_future(db.submit_write(lambda conn: state.throttle.count(conn, db.dialect, keys, at)))
     if where == "api":       # the sign-in page records its own "login.failed"
         audit.record(request, "auth.failed", target=token_prefix(credential) if credential.startswith(PREFIX) else "",
                      detail={"why": "unknown or revoked" if credential.startswith(PREFIX) else "malformed"})

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grader.api import AnswerLimits, Bank, Course, load_course, LocalPoolExecutor, SerialExecutor, grade_class, grade_submission, learner_variant, load_bank, load_submissions, result_json, submission_json, totals, validate_answer
+from grader.api import AnswerLimits, Bank, Course, load_course, LocalPoolExecutor, SerialExecutor, grade_class, grade_submission, learner_variant, load_bank, seed_variant_draws, variant_draws, load_submissions, result_json, submission_json, totals, validate_answer
 from grader.api.service import BankProblem, answer_failed, code_not_run, grade_code_file, json_number
 
 JSON = dict[str, Any]
@@ -48,6 +48,12 @@ class Engine:
         self.total = sum(float(p.points) for p in self.problems)
         # the assessments: the file given, or the bank folder's own assessments.yaml, or none
         self.course: Course | None = load_course(self.bank, course)
+
+    def seed_draws(self, draws: dict[str, Any]) -> int:
+        """The variants' draws from a grading worker (:func:`worker_task` ``("draws",)``), which has
+        the spec loaded: this process then lists each learner's variant without loading the spec
+        (SymPy: seconds of CPU, in the process that answers every request)."""
+        return seed_variant_draws(self.bank, draws)
 
     def reloaded(self) -> Engine:
         return Engine(self.exercises, self.spec, self.course_file)
@@ -119,7 +125,8 @@ def worker_init(exercises: str | None, spec: str | None, timeout_s: float, memor
 
 def worker_task(payload: tuple[Any, ...]) -> JSON:
     """``("grade", learner, {problem: answer})`` -> the submission's JSON object;
-    ``("validate", problem, answer)`` -> how it is read."""
+    ``("validate", problem, answer)`` -> how it is read; ``("draws",)`` -> the variants' draws
+    (:meth:`Engine.seed_draws`)."""
     kind = payload[0]
     bank: Bank = _WORKER["bank"]
     if kind == "grade":
@@ -132,6 +139,8 @@ def worker_task(payload: tuple[Any, ...]) -> JSON:
         r = validate_answer(bank, problem_id, raw)
         return {"ok": r.ok, "read_as": r.read_as, "latex": r.latex, "mathml": r.mathml, "error": r.error,
                 "column": r.column}
+    if kind == "draws":
+        return variant_draws(bank)
     raise ValueError(f"unknown task {kind!r}")
 
 

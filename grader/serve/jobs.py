@@ -37,6 +37,7 @@ OnProgress = Callable[[str, int, "int | None"], None]
 
 log = logging.getLogger("grader.serve")
 MAX_TRIES = 3
+JOB_NICE = 10
 
 
 class JobExecutor(Protocol):
@@ -107,9 +108,11 @@ class LocalJobExecutor:
 
 def _job_process_init(line: Any, progress_queue: Any) -> None:
     """A job process: it dies with the server (:func:`.workers.die_with`), then is the engine's."""
+    import os
     from . import engine
     from .lifeline import die_with
     die_with(line)
+    os.nice(JOB_NICE)
     engine.job_init(progress_queue)
 
 
@@ -164,9 +167,18 @@ class JobRunner:
         self._wake.set()
         self._thread.join(timeout=10)
 
+    def _write(self, fn: Callable[[Connection], Any]) -> Any:
+        """``fn(conn)`` through the database's group commit (on SQLite, the jobs' bookkeeping shares
+        its fsync with the requests' writes instead of holding the one writer for each), waited for."""
+        return self.db.submit_write(fn).result()
+
+    def _requeue(self, jid: str) -> None:
+        self._write(lambda conn: conn.execute(update(Job).where(Job.id == jid, Job.status == "running")
+                                              .values(status="queued", started_at=None)))
+
     def progress(self, job_id: str, done: int, total: int | None) -> None:
-        with self.db.write() as conn:
-            conn.execute(update(Job).where(Job.id == job_id, Job.status == "running").values(done=done, total=total))
+        self._write(lambda conn: conn.execute(update(Job).where(Job.id == job_id, Job.status == "running")
+                                              .values(done=done, total=total)))
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -188,30 +200,35 @@ class JobRunner:
             self.metrics.queue_depth.labels("jobs").set(n)
 
     def _claim(self) -> bool:
-        with self.db.write() as conn:
+        def claim(conn: Connection) -> tuple[Record | None, bool]:
             row = conn.execute(select(Job.id, Job.kind, Job.user_id, Job.problem_id, Job.params, Job.data, Job.tries)
                                .where(Job.status == "queued").order_by(Job.created_at, Job.id).limit(1)
                                .with_for_update(skip_locked=True)).first()
             if row is None:
-                return False
+                return None, False
             if row.tries >= MAX_TRIES:
                 conn.execute(update(Job).where(Job.id == row.id).values(
                     status="failed", finished_at=now(),
                     error=f"gave up: started {row.tries} times without finishing (it may crash its process)"))
-                if self.metrics is not None:
-                    self.metrics.job_finished(row.kind, failed=True)
-                return True
+                return row, True
             conn.execute(update(Job).where(Job.id == row.id).values(status="running", started_at=now(),
                                                                      tries=row.tries + 1))
+            return row, False
+        row, gave_up = self._write(claim)
+        if row is None:
+            return False
+        if gave_up:
+            if self.metrics is not None:
+                self.metrics.job_finished(row.kind, failed=True)
+            return True
         jid: str = row.id
         try:
             params = self._prepare(row) if self._prepare else (row.params or {})
             fut = self.executor.submit(row.kind, row.id, params, row.data, self.config)
         except BrokenProcessPool as e:  # the executor is away (a cluster's scheduler): the job waits for it
             log.error("job %s could not be started (%s); it stays queued", row.id, e)
-            with self.db.write() as conn:
-                conn.execute(update(Job).where(Job.id == row.id, Job.status == "running")
-                             .values(status="queued", started_at=None, tries=row.tries))
+            self._write(lambda conn: conn.execute(update(Job).where(Job.id == row.id, Job.status == "running")
+                                                  .values(status="queued", started_at=None, tries=row.tries)))
             return False
         except Exception as e:
             log.exception("starting job %s", row.id)
@@ -238,9 +255,7 @@ class JobRunner:
                 result = fut.result()
             except BrokenProcessPool:   # its process died (killed, out of memory): tried again later
                 log.error("the process running job %s died; the job is queued again", jid)
-                with self.db.write() as conn:
-                    conn.execute(update(Job).where(Job.id == jid, Job.status == "running")
-                                 .values(status="queued", started_at=None))
+                self._requeue(jid)
                 continue
             except Exception as e:
                 self._record(jid, None, f"{type(e).__name__}: {e}"[:2000])
@@ -255,43 +270,52 @@ class JobRunner:
         grader's own processes ran out of memory, no sandbox): the grader's failure, not the
         learner's answer. Queued again, up to :data:`MAX_TRIES` runs; then failed, with its cause
         for staff. Never stored as a score, never counted as an attempt."""
-        with self.db.write() as conn:
-            tries = conn.execute(select(Job.tries).where(Job.id == jid, Job.status == "running")).scalar()
+        def mark(conn: Connection) -> int | None:
+            tries: int | None = conn.execute(select(Job.tries).where(Job.id == jid, Job.status == "running")).scalar()
             if tries is None:
-                return
+                return None
             if tries < MAX_TRIES:
-                log.error("job %s: the tests did not run (%s); it is queued again (run %d of %d)",
-                          jid, cause, tries, MAX_TRIES)
                 conn.execute(update(Job).where(Job.id == jid, Job.status == "running").values(
                     status="queued", started_at=None,
                     error=f"grading could not be done this time (the grader's fault, not your answer's); "
                           f"it will be retried: {cause}"[:2000]))
-                return
-            log.error("job %s: the tests did not run in %d runs (%s); it is failed", jid, tries, cause)
-            conn.execute(update(Job).where(Job.id == jid, Job.status == "running").values(
-                status="failed", finished_at=now(), result=None,
-                error=f"grading could not be done (the grader's fault, not your answer's; nothing was recorded "
-                      f"and no attempt was used; staff can see why and you may submit again): {cause}"[:2000]))
+            else:
+                conn.execute(update(Job).where(Job.id == jid, Job.status == "running").values(
+                    status="failed", finished_at=now(), result=None,
+                    error=f"grading could not be done (the grader's fault, not your answer's; nothing was recorded "
+                          f"and no attempt was used; staff can see why and you may submit again): {cause}"[:2000]))
+            return tries
+        tries = self._write(mark)
+        if tries is None:
+            return
+        if tries < MAX_TRIES:
+            log.error("job %s: the tests did not run (%s); it is queued again (run %d of %d)",
+                      jid, cause, tries, MAX_TRIES)
+            return
+        log.error("job %s: the tests did not run in %d runs (%s); it is failed", jid, tries, cause)
         if self.metrics is not None:
             self.metrics.job_finished("code", failed=True)
 
     def _record(self, jid: str, result: JSON | None, error: str | None) -> None:
-        with self.db.write() as conn:
+        def record(conn: Connection) -> tuple[Record | None, str | None]:
             job = conn.execute(select(Job.id, Job.kind, Job.user_id, Job.problem_id, Job.params, Job.status)
                                .where(Job.id == jid)).first()
             if job is None or job.status != "running":
-                return
-            if error is None:
+                return None, None
+            out, why = result, error
+            if why is None:
                 try:
                     with conn.begin_nested():       # its effects whole, or none of them
-                        result = self._finish(conn, job, result or {}) if self._finish else result
+                        out = self._finish(conn, job, out or {}) if self._finish else out
                 except Exception as e:
                     log.exception("recording job %s", jid)
-                    error, result = f"could not record the result: {type(e).__name__}: {e}"[:2000], None
-            values: dict[str, object] = dict(status="failed" if error else "done", finished_at=now(), result=result,
-                                             error=error)
-            if not error:
+                    why, out = f"could not record the result: {type(e).__name__}: {e}"[:2000], None
+            values: dict[str, object] = dict(status="failed" if why else "done", finished_at=now(), result=out,
+                                             error=why)
+            if not why:
                 values["done"] = conn.execute(select(Job.total).where(Job.id == jid)).scalar() or 1
             conn.execute(update(Job).where(Job.id == jid).values(**values))
-        if self.metrics is not None:
-            self.metrics.job_finished(job.kind, failed=bool(error))
+            return job, why
+        job, why = self._write(record)
+        if job is not None and self.metrics is not None:
+            self.metrics.job_finished(job.kind, failed=bool(why))

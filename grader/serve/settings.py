@@ -30,6 +30,9 @@ class Settings:
     ready_timeout_s: float = 5.0    # /readyz: the canary answer and the database write, each within this
     auth_failures: int = 20         # failed authentications per client address, and per token prefix, ...
     auth_window_s: float = 300.0    # ... in this window; then 429 until it ends (0 failures: no throttling)
+    error_burst: int = 50           # 4xx answers to one client address in error_window_s, ...
+    error_window_s: float = 10.0    # ... past which each further 4xx answer to it waits error_delay_s
+    error_delay_s: float = 0.25     # (0: none waits; grader.serve.limits.ErrorBackoff)
     shared_limits: bool | None = None   # the per-learner guard and rate limit in the database (None:
     #                                     on PostgreSQL, where several instances may share it; grader.serve.shared)
     guard_lease_s: float = 30.0     # a guard's row left by a killed instance is taken over after this long

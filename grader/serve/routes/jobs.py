@@ -38,13 +38,17 @@ COLUMNS = (Job.id, Job.kind, Job.status, Job.problem_id, Job.created_at, Job.sta
 
 def _create(st: State, who: Principal, kind: str, *, problem: str | None = None, params: dict[str, Any] | None = None,
             data: bytes | None = None, check: Callable[[Connection], None] | None = None) -> dict[str, Any]:
+    """The job, queued and committed (through the database's group commit: an upload shares its
+    fsync with the other writes of the moment instead of holding SQLite's one writer alone)."""
     job_id, created = new_id(), st.now()
-    with st.db.write() as conn:
+
+    def store(conn: Connection) -> Any:
         if check:
             check(conn)
         conn.execute(insert(Job).values(id=job_id, kind=kind, user_id=who.id, problem_id=problem, status="queued",
                                         params=params or {}, data=data, done=0, tries=0, created_at=created))
-        row = conn.execute(select(*COLUMNS).where(Job.id == job_id)).one()   # as stored: queued
+        return conn.execute(select(*COLUMNS).where(Job.id == job_id)).one()   # as stored: queued
+    row = st.db.submit_write(store).result()
     st.runner.wake()
     return view(row, who.login)
 

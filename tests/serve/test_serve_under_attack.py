@@ -1,0 +1,190 @@
+"""What keeps honest learners' grading fast while others attack the service (the "under attack"
+phase of benchmarks/bench_serve.py; the figures are the benchmark's, none is asserted here):
+
+- the first learner listing the exercises does not load the spec and SymPy in the server's
+  one process that answers every request: the variants' draws come from a grading worker;
+- background jobs (batches, regrades, code files) run below the priority of the interactive
+  grading (``nice``), so a stream of uploads cannot take the CPU from learners' submissions;
+- a failed authentication and the jobs' bookkeeping (queued, claimed, progress, recorded) go
+  through the database's group commit: none takes SQLite's one writer for an fsync of its own
+  while the learners' submissions wait for it.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+
+from serve_helpers import make_bank, users
+
+
+@pytest.fixture
+def app(tmp_path):
+    from grader.serve.app import create_app
+    from grader.serve.settings import Settings
+    database = f"sqlite:///{tmp_path / 'grader.db'}"
+    tokens = users(database, alice="learner", prof="instructor")
+    settings = Settings(database=database, exercises=str(make_bank(tmp_path)), workers=1, job_workers=1,
+                        auth_failures=3, auth_window_s=300.0)
+    app = create_app(settings)
+    with TestClient(app, client=("10.9.9.9", 1)):        # runs the lifespan once; clients below share it
+        app.tokens = tokens
+        yield app
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_the_variants_draws_come_from_a_worker_and_the_listing_loads_no_spec(app, tmp_path):
+    from grader.api import learner_variant, load_bank
+    state = app.state.grader
+    memo = state.engine.bank.__dict__["_memo"]
+    variants = [p for p in state.engine.problems if p.variant is not None]
+    assert variants, "the bank of the test has variant problems (17-08/variant.*)"
+    assert all(("variant-draws", p) in memo for p in variants)
+    r = TestClient(app).get("/api/v1/exercises", headers=bearer(app.tokens["alice"]))
+    assert r.status_code == 200
+    assert "subject" not in memo            # the spec (and SymPy) never loaded in the server's process
+    # what alice is shown is what the bank derives from its spec, by itself
+    fresh = load_bank(str(tmp_path / "exercises"))
+    shown = {row["id"]: (row["prompt"], row.get("variant")) for row in r.json()}
+    for p in variants:
+        assert shown[p.id] == learner_variant(fresh.get(p.id), "alice", fresh)
+
+
+def test_the_draws_are_derived_on_use_when_no_worker_gives_them(tmp_path):
+    from grader.serve.app import _seed_draws
+    from grader.serve.engine import Engine
+
+    class BrokenPool:
+        def call(self, payload, deadline_s):
+            raise RuntimeError("no worker")
+
+    class State:
+        engine = Engine(str(make_bank(tmp_path)))
+        pool = BrokenPool()
+    _seed_draws(State)      # logged, not raised
+    p = next(p for p in State.engine.problems if p.variant is not None)
+    row = State.engine.exercise(p, "alice")
+    assert row["variant"] and "{" not in row["prompt"]      # derived here, from the spec
+
+
+def test_job_processes_run_below_the_priority_of_the_grading():
+    from grader.serve.jobs import JOB_NICE, LocalJobExecutor
+    ex = LocalJobExecutor(1)
+    try:
+        theirs = ex._pool.submit(os.nice, 0).result(timeout=120)
+    finally:
+        ex.close()
+    assert JOB_NICE == 10
+    assert theirs == min(19, os.nice(0) + JOB_NICE)     # e.g. 0 here -> 10 there
+
+
+def test_failed_tokens_and_jobs_write_through_the_group_commit(app):
+    """Every write they cause runs on the group writer's thread ("grader-db-writer"), in the
+    transaction it shares with the other writes of the moment; before, a failed token wrote its
+    counter from a request thread, and a job its row, claim and result from the job runner's."""
+    db = app.state.grader.db
+    seen: list[str] = []
+    write = db.write
+
+    def spying_write():
+        seen.append(threading.current_thread().name)
+        return write()
+    db.write = spying_write
+    try:
+        api = TestClient(app, client=("10.1.2.3", 40000))
+        assert api.get("/api/v1/me/grades", headers=bearer("grd_" + "x" * 43)).status_code == 401
+        r = api.post("/api/v1/batches", headers=bearer(app.tokens["prof"]),
+                     files={"file": ("a.yaml", b"learner: gina\nanswers: {17-08/practice-1: 64}\n")})
+        assert r.status_code == 202, r.text
+        job = r.json()["id"]
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            status = api.get(f"/api/v1/jobs/{job}", headers=bearer(app.tokens["prof"])).json()["status"]
+            if status in ("done", "failed"):
+                break
+            time.sleep(0.2)
+        assert status == "done"
+    finally:
+        db.write = write
+    # the failed token, the job's row, its claim and its result: 4 writes at least, all grouped
+    assert len(seen) >= 4 and set(seen) == {"grader-db-writer"}, seen
+
+
+# ------------------------------------------------------------------ 4xx answers to an erring address wait
+
+def _backoff_app(burst: int, window_s: float, delay_s: float):
+    """ErrorBackoff around an app answering the status the path names (/status/404, /status/201)."""
+    from grader.serve.limits import ErrorBackoff
+
+    async def inner(scope, receive, send):
+        status = int(scope["path"].rsplit("/", 1)[1])
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+    return ErrorBackoff(inner, burst=burst, window_s=window_s, delay_s=delay_s)
+
+
+def test_refusals_past_the_burst_wait_and_successes_never(monkeypatch):
+    from grader.serve import limits
+    waited: list[float] = []
+
+    async def sleep(s):
+        waited.append(s)
+    monkeypatch.setattr(limits.asyncio, "sleep", sleep)
+    app = _backoff_app(burst=3, window_s=10.0, delay_s=0.25)
+    one, other = TestClient(app, client=("10.0.0.1", 1)), TestClient(app, client=("10.0.0.2", 1))
+    for _ in range(3):                              # the burst: 3 refusals, none delayed
+        assert one.get("/status/404").status_code == 404
+    assert waited == []
+    assert one.get("/status/422").status_code == 422        # the 4th: delayed
+    assert waited == [0.25]
+    assert one.get("/status/201").status_code == 201        # a success from that address: never
+    assert one.get("/status/303").status_code == 303
+    assert other.get("/status/401").status_code == 401      # another address: its own count
+    assert waited == [0.25]
+    assert one.get("/status/429").status_code == 429        # the 5th refusal of the first one
+    assert waited == [0.25, 0.25]
+
+
+def test_the_count_starts_again_with_each_window_and_is_bounded():
+    app = _backoff_app(burst=2, window_s=10.0, delay_s=0.25)
+    assert [app.refused("a", t) for t in (0.0, 1.0, 9.9)] == [1, 2, 3]
+    assert app.refused("a", 10.0) == 1              # 10 s after the window began: a new one
+    app.size = 2
+    app.refused("b", 11.0)
+    assert app.refused("c", 11.0) == 1 and set(app._seen) == {"c"}     # full: forgotten, not grown
+
+
+def test_no_delay_when_turned_off(monkeypatch):
+    from grader.serve import limits
+    waited: list[float] = []
+
+    async def sleep(s):
+        waited.append(s)
+    monkeypatch.setattr(limits.asyncio, "sleep", sleep)
+    c = TestClient(_backoff_app(burst=0, window_s=10.0, delay_s=0.0))
+    assert [c.get("/status/404").status_code for _ in range(3)] == [404] * 3 and waited == []
+
+
+def test_the_service_delays_an_erring_address_only(app, monkeypatch):
+    from grader.serve import limits
+    from grader.serve.settings import Settings
+    assert (Settings().error_burst, Settings().error_window_s, Settings().error_delay_s) == (50, 10.0, 0.25)
+    waited: list[float] = []
+
+    async def sleep(s):
+        waited.append(s)
+    monkeypatch.setattr(limits.asyncio, "sleep", sleep)
+    mallory, alice = TestClient(app, client=("10.6.6.6", 1)), TestClient(app, client=("10.1.1.1", 1))
+    for _ in range(50):
+        assert mallory.get("/api/v1/gradebook").status_code == 401      # no token: refused, 50 of them
+    assert waited == []
+    assert mallory.get("/api/v1/gradebook").status_code == 401          # the 51st in 10 s waits
+    assert waited == [0.25]
+    assert alice.get("/api/v1/exercises", headers=bearer(app.tokens["alice"])).status_code == 200
+    assert waited == [0.25]
