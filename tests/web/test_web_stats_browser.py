@@ -32,7 +32,7 @@ def test_statistics_and_view_as_learner(live, new_page, shot):
     cells = first.locator("td").all_inner_texts()
     assert cells[1] == "2" and cells[2] == "1.00"            # 2 learners, both right in the end
     assert cells[4] == "1.5, 1.5"                            # attempts to correct: alice 2, bob 1
-    shot(page, "staff-statistics")
+    shot.viewport(page, "staff-statistics", 1200, 560)                  # docs/img/staff-statistics.png
     assert axe_violations(page) == []
     first.locator("th a").click()
     assert page.url.endswith("/staff/problems/" + PID)
@@ -52,5 +52,5 @@ def test_statistics_and_view_as_learner(live, new_page, shot):
     page.click("summary:has-text('Earlier attempts')")
     assert "64" in page.locator("table.attempts").inner_text()
     assert unlabelled_inputs(page) == []
-    shot(page, "view-as-learner")
+    shot.viewport(page, "view-as-learner", 1200, 720)                   # docs/img/view-as-learner.png
     assert axe_violations(page) == []
