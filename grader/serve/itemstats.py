@@ -124,7 +124,7 @@ def attempts_to_correct(attempts: Sequence[Record], reviews: dict[str, JSON], po
 def _attempts_of(conn: Connection, engine: Engine, problem_ids: list[str]) -> dict[str, JSON]:
     by: defaultdict[str, list[Record]] = defaultdict(list)
     wanted = set(problem_ids)
-    for x in gradebook._attempts(conn):
+    for x in gradebook._attempts(conn, problem_id=problem_ids[0] if len(problem_ids) == 1 else None):
         if x.problem_id in wanted:
             by[x.problem_id].append(x)
     ids = [x.id for v in by.values() for x in v]
