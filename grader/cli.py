@@ -26,6 +26,7 @@ COMMANDS = {
     "users": ("grader.commands.users", "users", "Accounts and tokens of the grading service."),
     "db": ("grader.commands.db", "db", "The grading service's database: migrations and backups."),
     "audit": ("grader.commands.audit", "audit", "The grading service's audit log: who did what, when, from where."),
+    "demo": ("grader.commands.demo", "demo", "A throwaway database with a demo class, to see the service's pages."),
     "extensions": ("grader.commands.extensions", "extensions", "Extensions of assessments' due dates, per learner."),
 }
 

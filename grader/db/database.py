@@ -131,8 +131,14 @@ class Database:
             if path:
                 _owner_only(Path(path))
         else:
-            self.reader = self.writer = create_engine(self.url, pool_size=8, max_overflow=8, pool_pre_ping=True,
-                                                      pool_timeout=60)
+            from sqlalchemy.exc import NoSuchModuleError
+            try:
+                self.reader = self.writer = create_engine(self.url, pool_size=8, max_overflow=8, pool_pre_ping=True,
+                                                          pool_timeout=60)
+            except (NoSuchModuleError, ImportError):        # an unknown scheme, or its driver not installed
+                raise GraderError(f"{make_url(self.url).render_as_string(hide_password=True)}: no database of "
+                                  f"that kind ({self.dialect}); use a SQLite file or "
+                                  "postgresql+psycopg://user@host/db") from None
             self._write_lock = nullcontext()
         from .batch import GroupWriter
         self._group = GroupWriter(self) if self.dialect == "sqlite" else None   # its thread starts on first use

@@ -7,6 +7,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,13 @@ class State:
         self.shared = bool(settings.shared_limits)          # decided at start when None (PostgreSQL: shared)
         self.shared_slots = SharedSlots(settings.guard_lease_s)
         self.shared_limiter = SharedRateLimiter(settings.rate, settings.burst)
+
+    def now(self) -> datetime:
+        """The service's clock, UTC: ``Settings.now`` where a test sets one, else the system's.
+        Submissions, reviews and assessments' windows all read it."""
+        f = self.settings.now
+        t = f() if f is not None else datetime.now(timezone.utc)
+        return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
 
     def worker_args(self) -> tuple[Any, ...]:
         s = self.settings

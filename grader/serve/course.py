@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 
 from grader.api import Assessment, Course, Window, apply_late, scores_shown, when, window
 from grader.api.service import json_number
-from grader.db.models import AssessmentStart, Extension, Release, now as utc_now
+from grader.db.models import AssessmentStart, Extension, Release
 
 from .errors import APIError
 
@@ -33,8 +33,7 @@ JSON = dict[str, Any]
 
 def clock(state: State) -> datetime:
     """Now, in UTC: ``Settings.now`` where a test sets one, else the system's clock."""
-    f = state.settings.now
-    return aware(f() if f is not None else utc_now())
+    return state.now()
 
 
 def aware(dt: datetime) -> datetime:

@@ -89,7 +89,7 @@ class JobWork:
         if params.get("assessment"):
             answer = carry_late(answer, {"assessment": params["assessment"], "late": params.get("late")})
         obj = self.state.engine.assemble(self._login(conn, job.user_id), [answer])
-        sub_id = insert_graded(conn, job.user_id, obj, "code")
+        sub_id = insert_graded(conn, job.user_id, obj, "code", self.state.now())
         self.state.metrics.submissions.labels("code").inc()
         return {"submission_id": sub_id, "score": answer["score"], "max_score": answer["max_score"],
                 "status": answer["status"], "feedback": answer["feedback"], "tests": tests}
@@ -109,7 +109,7 @@ class JobWork:
                 uid = conn.execute(insert(User).values(login=login, name=name_of(login), email="", role="learner",
                                                        created_at=now()).returning(User.id)).scalar_one()
                 created.append(login)
-            sub_id = insert_graded(conn, uid, obj, "batch")
+            sub_id = insert_graded(conn, uid, obj, "batch", self.state.now())
             stored.append({"learner": login, "submission_id": sub_id, "score": obj["score"],
                            "max_score": obj["max_score"], "answers": len(obj["results"])})
         self.state.metrics.submissions.labels("batch").inc(len(stored))

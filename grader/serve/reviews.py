@@ -14,6 +14,8 @@ and learners' regrade requests.
 """
 from __future__ import annotations
 
+from datetime import datetime
+
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -115,7 +117,8 @@ def _identical(conn: Connection, a: Any) -> list[str]:
 
 
 def add_review(conn: Connection, engine: Engine, answer_id: str, reviewer: Principal, *, score: float | None,
-               comment: str, rubric: list[str] | None = None, identical: bool = False) -> JSON:
+               comment: str, rubric: list[str] | None = None, identical: bool = False,
+               at: datetime | None = None) -> JSON:
     """Record a review (and, with ``identical``, the same on every identical answer waiting)."""
     a = _answer(conn, answer_id)
     if a.status is None:
@@ -124,7 +127,7 @@ def add_review(conn: Connection, engine: Engine, answer_id: str, reviewer: Princ
     points = engine.points(a.problem_id) if p else (a.max_score or 0) + (a.pending_points or 0)
     value = _score(p, points, score, rubric)
     targets = [a.id, *(_identical(conn, a) if identical else [])]
-    at = now()
+    at = at or now()            # the service's clock (State.now: Settings.now where a test sets one)
     conn.execute(insert(Review), [{"answer_id": t, "reviewer_id": reviewer.id, "score": value, "comment": comment,
                                    "rubric": list(rubric or []), "created_at": at} for t in targets])
     return {"answer_id": a.id, "problem": a.problem_id, "score": json_number(value, digits=6), "comment": comment,
@@ -149,7 +152,8 @@ def latest_requests(conn: Connection, answer_ids: Iterable[str]) -> dict[str, JS
     return {r.answer_id: _request_json(r) for r in conn.execute(q)}
 
 
-def request_regrade(conn: Connection, who: Principal, answer_id: str, message: str) -> JSON:
+def request_regrade(conn: Connection, who: Principal, answer_id: str, message: str,
+                    at: datetime | None = None) -> JSON:
     a = _answer(conn, answer_id)
     if a.user_id != who.id:
         raise not_found("answer")       # another's answer: as if it did not exist
@@ -160,7 +164,7 @@ def request_regrade(conn: Connection, who: Principal, answer_id: str, message: s
     if conn.execute(select(RegradeRequest.id).where(RegradeRequest.answer_id == a.id,
                                                     RegradeRequest.status == "open")).first():
         raise APIError(409, "this answer has an open regrade request already; wait for its answer")
-    at = now()
+    at = at or now()
     rid = conn.execute(insert(RegradeRequest).values(answer_id=a.id, user_id=who.id, message=message, created_at=at,
                                                      status="open")).inserted_primary_key
     assert rid is not None
@@ -169,7 +173,8 @@ def request_regrade(conn: Connection, who: Principal, answer_id: str, message: s
 
 
 def answer_request(conn: Connection, engine: Engine, request_id: int, who: Principal, response: str, *,
-                   score: float | None = None, rubric: list[str] | None = None, comment: str | None = None) -> JSON:
+                   score: float | None = None, rubric: list[str] | None = None, comment: str | None = None,
+                   at: datetime | None = None) -> JSON:
     r = conn.execute(select(*_REQ).where(RegradeRequest.id == request_id)).first()
     if r is None:
         raise not_found("regrade request")
@@ -179,8 +184,8 @@ def answer_request(conn: Connection, engine: Engine, request_id: int, who: Princ
     if score is not None or rubric:
         previous = latest_reviews(conn, [r.answer_id]).get(r.answer_id)
         keep = comment if comment is not None else (previous or {}).get("comment", "")
-        review = add_review(conn, engine, r.answer_id, who, score=score, comment=keep, rubric=rubric)
-    at = now()
+        review = add_review(conn, engine, r.answer_id, who, score=score, comment=keep, rubric=rubric, at=at)
+    at = at or now()
     conn.execute(update(RegradeRequest).where(RegradeRequest.id == request_id, RegradeRequest.status == "open")
                  .values(status="answered", response=response, answered_by=who.id, answered_at=at))
     return {**_request_json(r), "status": "answered", "response": response, "answered_at": iso(at),

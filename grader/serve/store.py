@@ -121,7 +121,7 @@ async def submit(state: State, who: Principal, answers: dict[str, object], key: 
     reached through futures."""
     from . import course
     check_shape(answers)
-    sub_id, created = new_id(), now()
+    sub_id, created = new_id(), state.now()
     rows = _answer_rows(sub_id, who.id, answers, created)
     gates: dict[str, course.Gate] = {}
 
@@ -160,9 +160,10 @@ async def submit(state: State, who: Principal, answers: dict[str, object], key: 
     if gates:
         course.mark(obj["results"], gates)
         course.rescore(obj)
-    await asyncio.wrap_future(state.db.submit_write(lambda conn: _record(conn, sub_id, rows, obj)))
+    graded_at = state.now()
+    await asyncio.wrap_future(state.db.submit_write(lambda conn: _record(conn, sub_id, rows, obj, graded_at)))
     view = {"id": sub_id, "learner": who.login, "source": "api", "status": "graded", "created_at": iso(created),
-            "graded_at": iso(now()), **{k: v for k, v in obj.items() if k not in ("learner", "results")},
+            "graded_at": iso(graded_at), **{k: v for k, v in obj.items() if k not in ("learner", "results")},
             "results": [{**r, "answer_id": row["id"]} for r, row in zip(obj["results"], rows)]}
     return 201, view
 
@@ -214,11 +215,11 @@ def grade(state: State, learner: str, answers: dict[str, object]) -> JSON:
 def record(state: State, sub_id: str, rows: list[JSON], obj: JSON) -> bool:
     """Store the grades (once: False if the submission was graded meanwhile)."""
     with state.db.write() as conn:
-        return _record(conn, sub_id, rows, obj)
+        return _record(conn, sub_id, rows, obj, state.now())
 
 
-def _record(conn: Connection, sub_id: str, rows: list[JSON], obj: JSON) -> bool:
-    n = conn.execute(GRADED, {"b_sid": sub_id, "b_at": now(), "b_score": float(obj["score"]),
+def _record(conn: Connection, sub_id: str, rows: list[JSON], obj: JSON, at: datetime) -> bool:
+    n = conn.execute(GRADED, {"b_sid": sub_id, "b_at": at, "b_score": float(obj["score"]),
                               "b_max": float(obj["max_score"]), "b_pending": float(obj.get("pending_points") or 0),
                               "b_unanswered": obj.get("unanswered")}).rowcount
     if n:
@@ -349,10 +350,11 @@ _num = json_number
 
 
 def insert_graded(conn: Connection, user_id: int, obj: JSON, source: str, created: datetime | None = None) -> str:
-    """A submission graded elsewhere (a code job, a batch), stored with its grades."""
+    """A submission graded elsewhere (a code job, a batch), stored with its grades (``created``:
+    the service's clock, State.now, when it was graded)."""
     sub_id, created = new_id(), created or now()
     conn.execute(insert(S).values(id=sub_id, user_id=user_id, body_hash="", source=source, status="graded",
-                                  created_at=created, graded_at=now(), score=float(obj.get("score") or 0),
+                                  created_at=created, graded_at=created, score=float(obj.get("score") or 0),
                                   max_score=float(obj.get("max_score") or 0),
                                   pending_points=float(obj.get("pending_points") or 0),
                                   unanswered=obj.get("unanswered")))

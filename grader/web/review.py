@@ -98,7 +98,7 @@ async def save_review(answer_id: str, request: Request, who: Principal = Depends
         score = _score(text["score"])
         with st.db.write() as conn:
             out = reviews.add_review(conn, st.engine, answer_id[:64], who, score=score, comment=text["comment"],
-                                     rubric=rubric, identical=form.get("identical") == "1")
+                                     rubric=rubric, identical=form.get("identical") == "1", at=st.now())
             record_review(conn, request, who, out)
     except APIError as e:
         return _queue_page(request, who, anonymous, everything, error=e.message, status=e.status)
@@ -115,7 +115,8 @@ def answer_request(request_id: int, request: Request, response: str = Form("", m
         if not response.strip():
             raise APIError(422, "write a response to the learner first")
         with st.db.write() as conn:
-            out = reviews.answer_request(conn, st.engine, request_id, who, response.strip(), score=_score(score))
+            out = reviews.answer_request(conn, st.engine, request_id, who, response.strip(), score=_score(score),
+                                         at=st.now())
             if out["review"] is not None:
                 record_review(conn, request, who, out["review"])
             audit.write(conn, "review.response", actor=who.login, address=audit.address_of(request),
@@ -163,7 +164,7 @@ def regrade_request(answer_id: str, request: Request, message: str = Form("", ma
         raise PageError(422, "Write why you ask for a regrade first.")
     try:
         with st.db.write() as conn:
-            out = reviews.request_regrade(conn, who, answer_id[:64], message.strip())
+            out = reviews.request_regrade(conn, who, answer_id[:64], message.strip(), at=st.now())
             audit.write(conn, "review.request", actor=who.login, address=audit.address_of(request),
                         target=out["answer_id"], detail={"problem": out["problem"]})
     except APIError as e:

@@ -152,6 +152,7 @@ def test_open_then_late_with_penalty_then_closed(app):
     # raw 2 (the bank's points), penalty 2 × 0.2 = 0.4, final 1.6
     assert (res["score"], res["raw_score"], res["penalty"], res["late"]) == (1.6, 2, 0.4, {"fraction": 0.2})
     assert r.json()["score"] == 1.6
+    assert r.json()["created_at"] == "2026-12-09T12:00:00Z"        # the one clock: Settings.now
     d = Database(app.database)
     with d.read() as conn:
         row = conn.execute(select(Answer.score, Answer.raw_score, Answer.penalty, Answer.assessment_id)
@@ -419,7 +420,8 @@ def test_a_persons_review_is_hidden_with_the_score(app):
     r = submit(app, "erin", {"17-08/practice-1.check": 1000})          # wrong: 0 of 1
     assert r.status_code == 201
     answer_id = r.json()["results"][0]["answer_id"]
-    assert api(app, "prof", "POST", f"/review/{answer_id}", json={"score": 0.5, "comment": "close"}).status_code == 201
+    rv = api(app, "prof", "POST", f"/review/{answer_id}", json={"score": 0.5, "comment": "close"})
+    assert rv.status_code == 201 and rv.json()["at"] == "2026-12-04T12:00:00Z"     # the service's clock
     assert [x for x in api(app, "erin", "GET", "/me/reviews").json() if x["answer_id"] == answer_id] == []
     mine = api(app, "erin", "GET", f"/submissions/{r.json()['id']}").json()["results"][0]
     assert "review" not in mine and mine["score"] is None

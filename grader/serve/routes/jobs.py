@@ -10,7 +10,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.engine import Connection
 
 from grader.db import audit
-from grader.db.models import Job, Record, User, new_id, now
+from grader.db.models import Job, Record, User, new_id
 
 from .. import course, store
 from ..auth import Principal, current_user, instructor
@@ -38,7 +38,7 @@ COLUMNS = (Job.id, Job.kind, Job.status, Job.problem_id, Job.created_at, Job.sta
 
 def _create(st: State, who: Principal, kind: str, *, problem: str | None = None, params: dict[str, Any] | None = None,
             data: bytes | None = None, check: Callable[[Connection], None] | None = None) -> dict[str, Any]:
-    job_id, created = new_id(), now()
+    job_id, created = new_id(), st.now()
     with st.db.write() as conn:
         if check:
             check(conn)

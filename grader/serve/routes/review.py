@@ -37,7 +37,7 @@ def review(answer_id: str, body: ReviewIn, request: Request, who: Principal = De
     st = state(request)
     with st.db.write() as conn:
         out = reviews.add_review(conn, st.engine, answer_id, who, score=body.score, comment=body.comment,
-                                 rubric=body.rubric, identical=body.identical)
+                                 rubric=body.rubric, identical=body.identical, at=st.now())
         record_review(conn, request, who, out)
     return FastJSON(out, status_code=201)
 
@@ -56,7 +56,7 @@ def regrade_request(answer_id: str, body: RegradeIn, request: Request,
                     who: Principal = Depends(current_user)) -> FastJSON:
     st = state(request)
     with st.db.write() as conn:
-        out = reviews.request_regrade(conn, who, answer_id, body.message)
+        out = reviews.request_regrade(conn, who, answer_id, body.message, at=st.now())
         audit.write(conn, "review.request", actor=who.login, address=audit.address_of(request), target=answer_id,
                     detail={"problem": out["problem"]})
     return FastJSON(out, status_code=201)
@@ -69,7 +69,7 @@ def answer_regrade(request_id: int, body: RegradeAnswerIn, request: Request,
     st = state(request)
     with st.db.write() as conn:
         out = reviews.answer_request(conn, st.engine, request_id, who, body.response, score=body.score,
-                                     rubric=body.rubric, comment=body.comment)
+                                     rubric=body.rubric, comment=body.comment, at=st.now())
         if out["review"] is not None:
             record_review(conn, request, who, out["review"])
         audit.write(conn, "review.response", actor=who.login, address=audit.address_of(request),
