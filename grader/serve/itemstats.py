@@ -18,7 +18,8 @@ still waiting for a person leaves the learner out until it is graded):
 - ``attempts_to_correct``: among the learners who got it right at some point (an attempt
   graded ``correct``, or a person's review of full points), the mean and median number of
   graded attempts up to and including the first right one (1 = right at the first try);
-  ``never``: the learners with graded attempts none of which is right.
+  ``never``: the learners with graded attempts none of which is right; ``waiting``: those not
+  right so far with an answer still waiting for a person (free text), who are not "never".
 
 Attempts are those of :func:`grader.serve.gradebook._attempts` (graded ones; an unreadable
 answer is no attempt: ``store.counts_as_attempt``)."""
@@ -100,23 +101,31 @@ def item_figures(engine: Engine, table: list[JSON], problem_id: str) -> JSON:
             "group": a.id if a is not None else None}
 
 
+def _right(x: Record, reviews: dict[str, JSON], points: float) -> bool:
+    """An attempt is right: a person's review of full points, else graded ``correct``."""
+    if x.id in reviews:
+        return float(reviews[x.id]["score"]) >= points - 1e-9
+    return bool(x.status == "correct")
+
+
 def attempts_to_correct(attempts: Sequence[Record], reviews: dict[str, JSON], points: float) -> JSON:
     """Mean and median attempts up to the first right one, among the learners who got it right;
-    ``never``: learners whose graded attempts were all not right. ``attempts`` in order."""
+    ``never``: learners whose graded attempts were all not right; ``waiting``: learners not right
+    so far with an answer a person has not graded yet. ``attempts`` in order."""
     per: defaultdict[int, list[Record]] = defaultdict(list)
     for x in attempts:
         per[x.user_id].append(x)
     counts: list[int] = []
-    never = 0
+    never = waiting = 0
     for tries in per.values():
-        first = next((i for i, x in enumerate(tries, 1)
-                      if (float(reviews[x.id]["score"]) >= points - 1e-9 if x.id in reviews else x.status == "correct")),
-                     None)
-        if first is None:
-            never += 1
-        else:
+        first = next((i for i, x in enumerate(tries, 1) if _right(x, reviews, points)), None)
+        if first is not None:
             counts.append(first)
-    return {"learners": len(counts), "never": never,
+        elif any(x.id not in reviews and x.pending_points for x in tries):
+            waiting += 1            # not right so far, an answer still waits for a person: not "never"
+        else:
+            never += 1
+    return {"learners": len(counts), "never": never, "waiting": waiting,
             "mean": json_number(round(sum(counts) / len(counts), 4), digits=6) if counts else None,
             "median": json_number(float(statistics.median(counts)), digits=6) if counts else None}
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 class AttemptsToCorrect(BaseModel):
     learners: int = Field(description="learners who got it right at some point")
     never: int = Field(description="learners with graded attempts, none of them right")
+    waiting: int = Field(0, description="learners not right so far with an answer still waiting for a person")
     mean: float | None = Field(None, description="mean attempts up to and including the first right one (1: first try)")
     median: float | None = None
 

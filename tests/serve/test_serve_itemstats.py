@@ -122,20 +122,20 @@ def test_statistics_of_the_assessment_by_hand(app):
     assert [rows[p]["mean_fraction"] for p in (P1, P2, P3)] == [0.75, 0.5, 0.5]
     assert [rows[p]["discrimination"] for p in (P1, P2, P3)] == [0.0, 0.5774, -0.3015]
     assert all(rows[p]["group"] == "a1" for p in rows)
-    assert rows[P1]["attempts_to_correct"] == {"learners": 3, "never": 1, "mean": 2, "median": 2}
-    assert rows[P2]["attempts_to_correct"] == {"learners": 2, "never": 2, "mean": 1, "median": 1}
-    assert rows[P3]["attempts_to_correct"] == {"learners": 2, "never": 2, "mean": 1.5, "median": 1.5}
+    assert rows[P1]["attempts_to_correct"] == {"learners": 3, "never": 1, "waiting": 0, "mean": 2, "median": 2}
+    assert rows[P2]["attempts_to_correct"] == {"learners": 2, "never": 2, "waiting": 0, "mean": 1, "median": 1}
+    assert rows[P3]["attempts_to_correct"] == {"learners": 2, "never": 2, "waiting": 0, "mean": 1.5, "median": 1.5}
 
 
 def test_problem_stats_carry_the_item_figures(app):
     body = get(app, "prof", "/problems/17-08/item-3/stats").json()
     assert body["item"] == {"learners": 4, "mean_fraction": 0.5, "discrimination": -0.3015, "group": "a1",
-                            "attempts_to_correct": {"learners": 2, "never": 2, "mean": 1.5, "median": 1.5}}
+                            "attempts_to_correct": {"learners": 2, "never": 2, "waiting": 0, "mean": 1.5, "median": 1.5}}
     assert body["correct"] == 2 and body["learners"] == 4          # the existing figures stay
     # a problem nobody answered: no figures, no error
     loose = get(app, "prof", "/problems/17-08/loose/stats").json()["item"]
     assert loose == {"learners": 0, "mean_fraction": None, "discrimination": None, "group": None,
-                     "attempts_to_correct": {"learners": 0, "never": 0, "mean": None, "median": None}}
+                     "attempts_to_correct": {"learners": 0, "never": 0, "waiting": 0, "mean": None, "median": None}}
 
 
 def test_whole_bank_and_errors(app):
@@ -185,3 +185,21 @@ def test_staff_statistics_page_sorted_with_links(app):
     assert "Item statistics" in page and "0.75 of the points" in page and "mean 2, median 2" in page
     r = _signed_in(app, "ann").get("/staff/statistics")
     assert r.status_code == 403 and 'aria-label="main"' in r.text         # a learner: 403, navigation kept
+
+
+def test_attempts_to_correct_with_reviews_and_waiting_answers():
+    from types import SimpleNamespace as A
+    from grader.serve.itemstats import attempts_to_correct
+    tries = [   # a 2-point free-text problem, in order
+        A(id="a1", user_id=1, status="partial", pending_points=0),      # 1: reviewed 2/2 below -> right at 1
+        A(id="b1", user_id=2, status=None, pending_points=2),           # 2: waiting for a person -> waiting
+        A(id="c1", user_id=3, status="wrong", pending_points=0),        # 3: wrong, then a review of 1/2 (not
+        A(id="c2", user_id=3, status="partial", pending_points=0),      #    full points): never
+        A(id="d1", user_id=4, status="wrong", pending_points=0),        # 4: right at the 3rd attempt
+        A(id="d2", user_id=4, status="wrong", pending_points=0),
+        A(id="d3", user_id=4, status="correct", pending_points=0),
+    ]
+    reviews = {"a1": {"score": 2}, "c2": {"score": 1}}
+    # right: learner 1 at 1, learner 4 at 3 -> mean 2, median 2; never: learner 3; waiting: learner 2
+    assert attempts_to_correct(tries, reviews, 2.0) == {"learners": 2, "never": 1, "waiting": 1, "mean": 2,
+                                                        "median": 2}
