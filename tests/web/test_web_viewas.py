@@ -123,6 +123,10 @@ def test_instructor_sees_the_learners_pages_as_the_learner(app):
     assert "1 / 1" in shown
     hidden = prof.get("/staff/learners/ann/view/exercise/17-08/hidden-2").text
     assert "0 / 1" not in hidden and "9" in hidden                           # the wrong answer's score stays hidden
+    # an assessment's page: its problems linked under the view, its scores as the learner sees them
+    later = prof.get("/staff/learners/ann/view/assessments/later").text
+    assert 'href="/staff/learners/ann/view/exercise/17-08/hidden-2"' in later and "not shown yet" in later
+    assert main_of(later).replace("/staff/learners/ann/view", "/learn") == main_of(ann.get("/learn/assessments/later").text)
     # read only: every form disabled and aimed at the refusing prefix
     forms = re.findall(r'<form method="post" action="([^"]*)"[^>]*>(.{0,60})', main_of(shown), flags=re.S)
     assert forms and all(a.startswith("/staff/learners/ann/view/") and "disabled" in rest for a, rest in forms)
