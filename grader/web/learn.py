@@ -153,6 +153,21 @@ async def _read(st: State, who: Principal, problem: str, answer: str) -> dict[st
     return out
 
 
+async def _read_when_free(st: State, who: Principal, problem: str, answer: str) -> dict[str, Any]:
+    """:func:`_read` for a submit: a live reading of the box still in flight (typing, then Enter
+    at once) holds the learner's reading slot; wait for it (polled every 0.1 s, bounded by a
+    reading's own time-out) rather than refuse the answer with "still being graded"."""
+    waited, limit = 0.0, st.settings.timeout_s + 5
+    while True:
+        try:
+            return await _read(st, who, problem, answer)
+        except APIError as e:
+            if e.status != 429 or waited >= limit:
+                raise
+        await asyncio.sleep(0.1)
+        waited += 0.1
+
+
 @router.post("/learn/exercise/{problem_id:path}", dependencies=[Depends(check_csrf)])
 async def submit(problem_id: str, request: Request, answer: str = Form("", max_length=MAX_ANSWER),
                  nonce: str = Form("", max_length=64), who: Principal = Depends(page_user)) -> Response:
@@ -165,7 +180,7 @@ async def submit(problem_id: str, request: Request, answer: str = Form("", max_l
         return _exercise(request, who, problem_id, error="Write an answer first.", status=422)
     if kind != "free_text":         # an answer the engine cannot read is refused here: nothing stored, no attempt
         try:
-            reading = await _read(st, who, problem_id, answer)
+            reading = await _read_when_free(st, who, problem_id, answer)
         except APIError as e:
             return _exercise(request, who, problem_id, error=e.message, answer=answer, status=e.status)
         if not reading.get("ok"):

@@ -57,6 +57,9 @@ def num(x: object) -> str:
 def page(request: Request, template: str, status: int = 200, headers: dict[str, str] | None = None,
          **ctx: Any) -> HTMLResponse:
     ctx.setdefault("who", getattr(request.state, "who", None))
+    view = getattr(request.state, "view", None)     # "view as learner" (viewas.py): the banner, links, forms off
+    ctx.setdefault("view", view)
+    ctx.setdefault("learn_base", view["prefix"] if view else "/learn")
     ctx["csrf"] = csrf_token(request)
     html = env().get_template(template).render(request=request, **ctx)
     resp = HTMLResponse(html, status_code=status, headers={**HEADERS, **(headers or {})})

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from grader.db import audit
 from grader.db.models import Answer, User
-from grader.serve import gradebook
+from grader.serve import gradebook, itemstats
 from grader.serve.assessbook import short
 from grader.serve.auth import Principal
 from grader.serve.errors import APIError
@@ -93,7 +93,7 @@ def problem_page(problem_id: str, request: Request, who: Principal = Depends(pag
     if p is None:
         raise PageError(404, "No such problem.")
     with st.db.read() as conn:
-        stats = gradebook.stats(conn, st.engine, problem_id, st.settings.policy)
+        stats = itemstats.problem(conn, st.engine, problem_id, st.settings.policy)
     plot = distribution_plot(float(p.points), stats["distribution"],
                               f"{problem_id}: learners by score ({st.settings.policy} attempt)") \
         if stats["distribution"] else None

@@ -240,3 +240,29 @@ def test_pages_show_titles_with_ids_as_small_print(app):
     assert str(__import__("markupsafe").escape(title)) in html
     html = prof.get("/staff/problems/17-08/params-formula").text
     assert re.search(r"<h1>(.*?)</h1>", html).group(1) == str(__import__("markupsafe").escape(title))
+
+
+def test_a_submit_waits_for_a_live_reading_still_in_flight(app):
+    """Typing then Enter at once: the box's live reading (the learner's reading slot, as
+    ``State.busy(-id)`` holds it) is still in flight when the form arrives. The submit waits
+    for it instead of answering "an earlier request of yours is still being graded"."""
+    import threading
+    from sqlalchemy import select
+    from grader.db.models import User
+    st = app.state.grader
+    with st.db.read() as conn:
+        uid = conn.execute(select(User.id).where(User.login == "dan")).scalar_one()
+    c = signed_in(app, "dan")
+    page = c.get("/learn/exercise/17-08/practice-1").text
+    before = len(submitted(app, "dan"))
+    with st._lock:
+        st._inflight[-uid] = 1                          # a reading in flight ...
+    release = threading.Timer(0.5, lambda: st._inflight.pop(-uid, None))   # ... answered 0.5 s later
+    release.start()
+    try:
+        r = c.post("/learn/exercise/17-08/practice-1", data={"answer": "64", "csrf": form_csrf(page)})
+    finally:
+        release.join(10)
+        st._inflight.pop(-uid, None)
+    assert r.status_code == 303, r.text                  # without the wait: 429, "still being graded"
+    assert len(submitted(app, "dan")) == before + 1

@@ -1,4 +1,4 @@
-"""Instructors: ``GET /gradebook?format=json|csv``, ``GET /problems/{id}/stats``."""
+"""Instructors: ``GET /gradebook?format=json|csv``, ``GET /problems/{id}/stats``, ``GET /statistics``."""
 from __future__ import annotations
 
 from typing import Literal
@@ -8,10 +8,11 @@ from fastapi.responses import Response
 
 from grader.db import audit
 
-from .. import gradebook
+from .. import assessbook, gradebook, itemstats
 from ..auth import Principal, instructor
 from ..errors import not_found
 from ..schemas import ERRORS, Gradebook
+from ..stats_schemas import ProblemStats, Statistics
 from .common import FastJSON, state
 
 router = APIRouter(tags=["staff"], responses=ERRORS)
@@ -32,10 +33,24 @@ def get_gradebook(request: Request, format: Literal["json", "csv"] = Query("json
     return FastJSON({"policy": st.settings.policy, "problems": [p.id for p in st.engine.problems], "rows": table})
 
 
-@router.get("/problems/{problem_id:path}/stats", summary="A problem's score distribution and most common wrong answers")
+@router.get("/problems/{problem_id:path}/stats", response_model=ProblemStats,
+            summary="A problem's score distribution, most common wrong answers and item statistics")
 def problem_stats(problem_id: str, request: Request, who: Principal = Depends(instructor)) -> FastJSON:
     st = state(request)
     if st.engine.get(problem_id) is None:
         raise not_found("problem")
     with st.db.read() as conn:
-        return FastJSON(gradebook.stats(conn, st.engine, problem_id, st.settings.policy))
+        return FastJSON(itemstats.problem(conn, st.engine, problem_id, st.settings.policy))
+
+
+@router.get("/statistics", response_model=Statistics,
+            summary="Item statistics: one row per problem (of an assessment, or of the bank)")
+def statistics(request: Request, assessment: str | None = Query(None, max_length=200),
+               who: Principal = Depends(instructor)) -> FastJSON:
+    """Mean score, discrimination (item-rest correlation) and attempts to the first right
+    answer of each problem (see :mod:`grader.serve.itemstats`); ``?assessment=ID``: its problems."""
+    st = state(request)
+    a = assessbook.get(st.engine, assessment)[1] if assessment else None
+    with st.db.read() as conn:
+        rows = itemstats.class_table(conn, st.engine, st.settings.policy, a)
+    return FastJSON({"assessment": assessment or None, "policy": st.settings.policy, "problems": rows})
