@@ -263,6 +263,7 @@ def book_csv(b: JSON, per_problem: bool = False) -> str:
     Section, then one column ``Title (id)`` with the assessment's total (and, ``per_problem``,
     one ``Problem title (problem id)`` per problem). Canvas matches a row by its SIS Login ID;
     Moodle's CSV grade import maps the "SIS Login ID" column to the username."""
+    from .gradebook import csv_safe as _safe
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
     extra = [f"{p['title']} ({p['id']})" for p in b["problems"]] if per_problem else []
@@ -272,11 +273,6 @@ def book_csv(b: JSON, per_problem: bool = False) -> str:
         w.writerow([_safe(r["name"] or r["learner"]), "", _safe(r["learner"]), _safe(r["learner"]), "", r["total"],
                     *["" if c is None else c for c in cells]])
     return buf.getvalue()
-
-
-def _safe(text: str) -> str:
-    """A cell a spreadsheet will not run as a formula (CSV injection)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def used_attempts(conn: Connection, user_id: int, a: Assessment) -> dict[str, int]:

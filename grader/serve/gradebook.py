@@ -104,13 +104,14 @@ def as_csv(table: list[JSON], engine: Engine) -> str:
     w.writerow(["learner", "name", "email", *ids, "total", "max_total", "pending_points"])
     for r in table:
         cells = [r["problems"].get(pid, {}).get("score") for pid in ids]
-        w.writerow([_safe(r["learner"]), _safe(r["name"]), _safe(r["email"]),
+        w.writerow([csv_safe(r["learner"]), csv_safe(r["name"]), csv_safe(r["email"]),
                     *["" if c is None else c for c in cells], r["total"], r["max_total"], r["pending_points"]])
     return buf.getvalue()
 
 
-def _safe(text: str) -> str:
-    """A cell a spreadsheet will not run as a formula (CSV injection)."""
+def csv_safe(text: str) -> str:
+    """A cell a spreadsheet will not run as a formula (CSV injection): one that starts with
+    ``= + - @``, a tab or a carriage return gets a leading apostrophe."""
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 

@@ -431,3 +431,23 @@ def test_a_persons_review_is_hidden_with_the_score(app):
     app.clock.set("2026-12-04T23:00:00Z")
     seen = [x for x in api(app, "erin", "GET", "/me/reviews").json() if x["answer_id"] == answer_id]
     assert seen[0]["review"]["score"] == 0.5 and seen[0]["review"]["comment"] == "close"
+
+
+def test_the_csv_export_runs_no_learner_text_as_a_formula():
+    """A learner's name or login that a spreadsheet would run (=, +, -, @) is written with a
+    leading apostrophe in both exports; a plain one as it is."""
+    import csv
+    import io
+    from types import SimpleNamespace
+    from grader.serve.assessbook import book_csv
+    from grader.serve.gradebook import as_csv
+    book = {"assessment": "hw1", "title": "Homework 1", "problems": [{"id": "p", "title": "P"}],
+            "rows": [{"name": '=HYPERLINK("http://x","y")', "learner": "@evil", "total": 1, "problems": {}},
+                     {"name": "Alice", "learner": "alice", "total": 2, "problems": {}}]}
+    rows = list(csv.reader(io.StringIO(book_csv(book))))
+    assert rows[1][:4] == ['\'=HYPERLINK("http://x","y")', "", "'@evil", "'@evil"]
+    assert rows[2][:4] == ["Alice", "", "alice", "alice"]
+    table = [{"learner": "-1+1", "name": "+cmd", "email": "a@b", "problems": {}, "total": 0, "max_total": 1,
+              "pending_points": 0}]
+    rows = list(csv.reader(io.StringIO(as_csv(table, SimpleNamespace(problems=[])))))
+    assert rows[1][:3] == ["'-1+1", "'+cmd", "a@b"]
