@@ -23,6 +23,7 @@ from grader.db.models import Answer, AssessmentStart, Extension, Record, Release
 
 from .course import Times, aware, extensions, iso, local, starts
 from .errors import APIError, not_found
+from .gradebook import counted, csv_safe
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -200,13 +201,7 @@ def _cell(attempts: list[Record], reviews: dict[str, float], bank_points: float,
     with the late penalty of the attempt that counts."""
     grades = [reviews[a.id] if a.id in reviews else None if a.pending_points or a.score is None else float(a.score)
               for a in attempts]
-    if policy == "last":
-        score, chosen = grades[-1], attempts[-1]
-        pending = score is None
-    else:
-        known = [(g, a) for g, a in zip(grades, attempts) if g is not None]
-        score, chosen = max(known, key=lambda t: t[0]) if known else (None, attempts[-1])
-        pending = any(g is None for g in grades) and (score is None or score < bank_points)
+    score, chosen, pending = counted(grades, attempts, bank_points, policy)
     raw, lost = late.get(chosen.id, (None, None))
     return {"score": None if score is None else json_number(round(score * factor, 6), digits=6),
             "max_score": here["max_score"], "attempts": len(attempts), "pending": pending,
@@ -263,14 +258,13 @@ def book_csv(b: JSON, per_problem: bool = False) -> str:
     Section, then one column ``Title (id)`` with the assessment's total (and, ``per_problem``,
     one ``Problem title (problem id)`` per problem). Canvas matches a row by its SIS Login ID;
     Moodle's CSV grade import maps the "SIS Login ID" column to the username."""
-    from .gradebook import csv_safe as _safe
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
     extra = [f"{p['title']} ({p['id']})" for p in b["problems"]] if per_problem else []
     w.writerow([*CANVAS, f"{b['title']} ({b['assessment']})", *extra])
     for r in b["rows"]:
         cells = [(r["problems"].get(p["id"]) or {}).get("score") for p in b["problems"]] if per_problem else []
-        w.writerow([_safe(r["name"] or r["learner"]), "", _safe(r["learner"]), _safe(r["learner"]), "", r["total"],
+        w.writerow([csv_safe(r["name"] or r["learner"]), "", csv_safe(r["learner"]), csv_safe(r["learner"]), "", r["total"],
                     *["" if c is None else c for c in cells]])
     return buf.getvalue()
 

@@ -52,15 +52,21 @@ def _effective(a: Record, reviews: dict[str, JSON]) -> float | None:
     return None if a.score is None else float(a.score)
 
 
+def counted(grades: Sequence[float | None], attempts: Sequence[Record], points: float,
+            policy: str) -> tuple[float | None, Record, bool]:
+    """The attempt that counts under ``policy`` (``last``, or ``best`` of those with a grade):
+    (its grade, the attempt, whether the cell is pending: a grade still to come from a person
+    that could change it). ``grades[i]`` is ``attempts[i]``'s (None: not graded yet)."""
+    if policy == "last":
+        return grades[-1], attempts[-1], grades[-1] is None
+    known = [(g, a) for g, a in zip(grades, attempts) if g is not None]
+    score, chosen = max(known, key=lambda t: t[0]) if known else (None, attempts[-1])
+    return score, chosen, any(g is None for g in grades) and (score is None or score < points)
+
+
 def cell(attempts: Sequence[Record], reviews: dict[str, JSON], points: float, policy: str) -> JSON:
     grades = [_effective(a, reviews) for a in attempts]
-    if policy == "last":
-        score, chosen = grades[-1], attempts[-1]
-        pending = score is None
-    else:
-        known = [(g, a) for g, a in zip(grades, attempts) if g is not None]
-        score, chosen = max(known, key=lambda t: t[0]) if known else (None, attempts[-1])
-        pending = any(g is None for g in grades) and (score is None or score < points)
+    score, chosen, pending = counted(grades, attempts, points, policy)
     status = "reviewed" if chosen.id in reviews else chosen.status
     return {"score": json_number(score, digits=6), "max_score": json_number(points, digits=6),
             "attempts": len(attempts), "pending": pending, "status": status}

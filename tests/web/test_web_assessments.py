@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from serve_helpers import LiveServer, make_bank, users
-from web_helpers import axe_violations, sign_in, unlabelled_inputs
+from web_helpers import axe_violations, sign_in, tab_to, unlabelled_inputs
 
 
 def _at(t: datetime) -> str:
@@ -61,24 +61,6 @@ assessments:
     server.stop()
 
 
-def _focused(page) -> dict:
-    return page.evaluate("""() => { const e = document.activeElement; const s = getComputedStyle(e);
-        return {tag: e.tagName, text: (e.textContent || '').trim(), type: e.type || '',
-                outline: s.outlineStyle, width: parseFloat(s.outlineWidth)}; }""")
-
-
-def _tab_to(page, predicate, limit: int = 80) -> dict:
-    """Tab until the focused element satisfies ``predicate``; focus must be visible on each."""
-    for _ in range(limit):
-        page.keyboard.press("Tab")
-        f = _focused(page)
-        if f["tag"] not in ("BODY", "MAIN"):
-            assert f["outline"] != "none" and f["width"] >= 2, f"focus not visible on {f}"
-        if predicate(f):
-            return f
-    raise AssertionError("never reached the element by Tab")
-
-
 def _link(text: str):
     return lambda f: f["tag"] == "A" and f["text"] == text
 
@@ -102,16 +84,16 @@ def test_learner_homework_before_and_after_due_and_a_timed_quiz(course_live, new
     assert axe_violations(page) == []                                  # the learner's home with assessments
 
     # homework 2, before its due date: stored, the score not shown yet
-    _tab_to(page, _link("Homework 2"))
+    tab_to(page, _link("Homework 2"))
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r".*/learn/assessments/hw2$"))
     assert axe_violations(page) == []                                  # an assessment's page
-    _tab_to(page, _link(_title("17-08/practice-1.check")))
+    tab_to(page, _link(_title("17-08/practice-1.check")))
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r".*/learn/exercise/17-08/practice-1.check$"))
     assert unlabelled_inputs(page) == []
     page.keyboard.type("1024", delay=20)
-    _tab_to(page, lambda f: f["tag"] == "BUTTON" and f["text"] == "Submit")
+    tab_to(page, lambda f: f["tag"] == "BUTTON" and f["text"] == "Submit")
     page.keyboard.press("Enter")
     page.wait_for_selector("#result")
     assert "shown after the due date" in page.locator("#result .feedback").inner_text()
@@ -121,15 +103,15 @@ def test_learner_homework_before_and_after_due_and_a_timed_quiz(course_live, new
 
     # homework 1, after its due date: accepted, 20% off (2 started days late): 1 -> 0.8
     page.goto(course_live.url + "/learn")
-    _tab_to(page, _link("Homework 1"))
+    tab_to(page, _link("Homework 1"))
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r".*/learn/assessments/hw1$"))
     assert "late" in page.locator("p.window").inner_text() and "20 %" in page.locator("p.window").inner_text()
-    _tab_to(page, _link(_title("17-08/practice-1")))
+    tab_to(page, _link(_title("17-08/practice-1")))
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r".*/learn/exercise/17-08/practice-1$"))
     page.keyboard.type("64", delay=20)
-    _tab_to(page, lambda f: f["tag"] == "BUTTON" and f["text"] == "Submit")
+    tab_to(page, lambda f: f["tag"] == "BUTTON" and f["text"] == "Submit")
     page.keyboard.press("Enter")
     page.wait_for_selector("#result")
     assert page.locator("#result .score").inner_text() == "0.8 / 1"
@@ -137,7 +119,7 @@ def test_learner_homework_before_and_after_due_and_a_timed_quiz(course_live, new
     # the timed quiz: its problems are not links until it is started; then the time left
     page.goto(course_live.url + "/learn/assessments/q1")
     assert page.locator("table.exercises tbody a").count() == 0
-    _tab_to(page, lambda f: f["tag"] == "BUTTON" and f["text"] == "Start the quiz")
+    tab_to(page, lambda f: f["tag"] == "BUTTON" and f["text"] == "Start the quiz")
     assert axe_violations(page) == []                                  # a timed quiz, not started
     with page.expect_navigation():
         page.keyboard.press("Enter")

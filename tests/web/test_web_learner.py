@@ -15,7 +15,7 @@ except ImportError:        # the browser fixture skips (or, in CI, fails) with t
     expect = None
 
 from web_helpers import ROOT
-from web_helpers import axe_violations, sign_in, unlabelled_inputs
+from web_helpers import axe_violations, sign_in, tab_to, unlabelled_inputs
 
 BANK = ROOT / "exercises" / "17-08"
 
@@ -29,24 +29,6 @@ def _mistake(problem_id: str, answer) -> str:
     raise KeyError(problem_id)
 
 
-def _focused(page) -> dict:
-    return page.evaluate("""() => { const e = document.activeElement; const s = getComputedStyle(e);
-        return {tag: e.tagName, id: e.id, type: e.type || '', text: (e.textContent || '').trim(),
-                outline: s.outlineStyle, width: parseFloat(s.outlineWidth)}; }""")
-
-
-def _tab_to(page, predicate, limit: int = 60) -> dict:
-    """Tab until the focused element satisfies ``predicate``; focus must be visible on each."""
-    for _ in range(limit):
-        page.keyboard.press("Tab")
-        f = _focused(page)
-        if f["tag"] not in ("BODY", "MAIN"):
-            assert f["outline"] != "none" and f["width"] >= 2, f"focus not visible on {f}"
-        if predicate(f):
-            return f
-    raise AssertionError("never reached the element by Tab")
-
-
 def test_learner_flow_keyboard_only(live, new_page, shot):
     page = new_page()
     page.goto(live.url + "/learn/login")
@@ -58,7 +40,7 @@ def test_learner_flow_keyboard_only(live, new_page, shot):
     # to the exercise by keyboard: Tab to its link, Enter
     # the link is the problem's title (its id in small print beside it)
     title = next(p.title for p in load_bank(live.bank).problems if p.id == "17-08/params-formula")
-    _tab_to(page, lambda f: f["tag"] == "A" and f["text"] == title)
+    tab_to(page, lambda f: f["tag"] == "A" and f["text"] == title)
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r".*/learn/exercise/17-08/params-formula$"))
     assert page.evaluate("document.activeElement.id") == "answer"      # the answer box has focus
@@ -83,7 +65,7 @@ def test_learner_flow_keyboard_only(live, new_page, shot):
     expect(reading.locator(".read-as")).to_have_attribute("data-read-as", "4·d² + 4·d")
     assert first != "4·d² + 4·d"
 
-    _tab_to(page, lambda f: f["tag"] == "BUTTON" and f["text"] == "Submit")
+    tab_to(page, lambda f: f["tag"] == "BUTTON" and f["text"] == "Submit")
     page.keyboard.press("Enter")
     page.wait_for_selector("#result")
     assert page.locator("#result .score").inner_text() == "2 / 2"          # params-formula: 2 points

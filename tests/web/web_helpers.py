@@ -35,3 +35,22 @@ def unlabelled_inputs(page) -> list[str]:
     return page.evaluate("""() => [...document.querySelectorAll('input, textarea, select')]
         .filter(e => e.type !== 'hidden' && !(e.labels && e.labels.length) && !e.getAttribute('aria-label'))
         .map(e => e.outerHTML.slice(0, 120))""")
+
+
+def focused(page) -> dict:
+    """The focused element: tag, id, type, text, and its outline (style, width in px)."""
+    return page.evaluate("""() => { const e = document.activeElement; const s = getComputedStyle(e);
+        return {tag: e.tagName, id: e.id, type: e.type || '', text: (e.textContent || '').trim(),
+                outline: s.outlineStyle, width: parseFloat(s.outlineWidth)}; }""")
+
+
+def tab_to(page, predicate, limit: int = 80) -> dict:
+    """Tab until the focused element satisfies ``predicate``; focus must be visible on each."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        f = focused(page)
+        if f["tag"] not in ("BODY", "MAIN"):
+            assert f["outline"] != "none" and f["width"] >= 2, f"focus not visible on {f}"
+        if predicate(f):
+            return f
+    raise AssertionError("never reached the element by Tab")
