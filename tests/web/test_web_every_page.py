@@ -196,5 +196,6 @@ def test_every_page_route_is_checked(demo):
     """Every GET page route of the app was visited above (with no axe violation) or is excluded with a reason."""
     assert "/learn" in demo.routes and "/staff/review" in demo.routes          # the list is the app's
     missing = sorted(demo.routes - set(VISITED) - EXCLUDED)
-    assert not missing, f"page routes with no axe check: {missing} (visit them in this module or exclude them)"
+    assert not missing, (f"page routes with no axe check: {missing} (visit them in this module or exclude them; "
+                         "run the module whole: the two tests above record the visits)")
     assert not EXCLUDED - demo.routes, f"excluded but no longer routes: {sorted(EXCLUDED - demo.routes)}"
