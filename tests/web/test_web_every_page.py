@@ -37,10 +37,10 @@ NUMBER, FREE_TEXT, CODE, FORMULA = ("17-08/example-1.d_k", "17-08/practice-2", "
 
 # Page routes not visited, each with its reason.
 EXCLUDED = {
-    # a job's page: the demo class starts no job (code exercises are left unanswered, no batch or
-    # regrade is run), so there is no job id to visit; the job pages' own tests check them
+    # a learner's code job: the demo course's one code exercise (17-08/code-mha) runs torch tests
+    # (tens of seconds of CPU after the page is shown); the page is checked queued and done by
+    # test_web_learner.py::test_code_upload_queued_to_done (a small code exercise, no torch)
     "/learn/jobs/{job_id}",
-    "/staff/jobs/{job_id}",
 }
 
 
@@ -165,7 +165,7 @@ def test_learner_pages(demo, new_page):
     _check(page, demo.url + "/learn/login", VISITED, "/learn/login")
 
 
-def test_staff_pages(demo, new_page):
+def test_staff_pages(demo, new_page, tmp_path):
     page = new_page()
     sign_in(page, demo.url, demo.prof)
     u, who = demo.url, demo.learner
@@ -187,6 +187,17 @@ def test_staff_pages(demo, new_page):
         _check(page, f"{u}/staff/learners/{who}/view/exercise/{pid}", VISITED,
                "/staff/learners/{login}/view/exercise/{problem_id:path}")
     _check(page, f"{u}/staff/learners/no-such-login", VISITED, "404", status=404)
+    # a job: a batch of one submission uploaded through /staff/batch, its page once done
+    batch = tmp_path / "batch.yaml"
+    batch.write_text(f"submissions:\n  - {{learner: {who}, answers: {{{NUMBER}: 64}}}}\n")
+    page.goto(u + "/staff/batch")
+    page.set_input_files("#file", str(batch))
+    page.click("main form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/staff/jobs/[0-9a-f]+$"))
+    page.wait_for_selector("#job[data-status=done]", timeout=120_000)
+    assert "1 submission" in page.locator("#job").inner_text()
+    assert axe_violations(page) == [], f"axe on {page.url} (route /staff/jobs/{{job_id}})"
+    VISITED.setdefault("/staff/jobs/{job_id}", []).append(page.url)
     # /spec: the page that waits for the check (see the fixture); the report itself is
     # `grader check-spec --format html`'s own document, served as it is
     _check(page, u + "/spec", VISITED, "/spec")
