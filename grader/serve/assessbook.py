@@ -166,7 +166,8 @@ def detail(engine: Engine, course: Course, a: Assessment, times: Times, row: JSO
                       "attempts_used": used.get(pid, 0), "answered": c is not None,
                       "score": json_number(_scaled(c, pts, engine.points(pid)), digits=6)
                       if out["scores_shown"] else None,
-                      "pending": bool(c and c.get("pending")) if out["scores_shown"] else False})
+                      "pending": bool(c and c.get("pending")) if out["scores_shown"] else False,
+                      "not_counted": engine.not_counted(pid, pts)})
     out["items"] = items
     return out
 

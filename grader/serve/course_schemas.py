@@ -55,6 +55,7 @@ class AssessmentItemOut(BaseModel):
     answered: bool
     score: float | None = None
     pending: bool
+    not_counted: str | None = None      # worth 0 points here: why it is kept (the bank's note)
 
 
 class AssessmentDetail(AssessmentSummary):

@@ -90,9 +90,20 @@ class Engine:
         row: JSON = {"id": p.id, "title": p.title, "kind": p.kind, "points": _num(float(p.points)), "prompt": prompt,
                      "choices": dict(p.choices) if p.choices else None, "attempts": self.attempts(p.id),
                      "variant": drawn}
+        why = self.not_counted(p.id, float(p.points))
+        if why:
+            row["not_counted"] = why
         if learner is None and p.variant is not None:       # staff: the candidate values
             row["variant_choices"] = {k: list(vals) for k, vals in p.variant.choose}
         return row
+
+    def not_counted(self, problem_id: str, points: float) -> str | None:
+        """Why a problem worth 0 points is kept (the bank's ``note``, shown to learners), or None:
+        it counts, or the bank says nothing."""
+        p = self.by_id.get(problem_id)
+        if p is None or points != 0:
+            return None
+        return " ".join(p.note.split()) or "This problem is worth 0 points: it does not count."
 
     def assemble(self, learner: str, results: list[JSON]) -> JSON:
         """A submission's object from answers graded one by one (as grade_submission sums them)."""

@@ -30,6 +30,7 @@ class Exercise(BaseModel):
     choices: dict[str, str] | None = None
     attempts: int | None = Field(None, description="how many submissions of this problem count; null: no limit")
     attempts_used: int | None = None
+    not_counted: str | None = Field(None, description="a problem worth 0 points: why it is kept (the bank's note)")
     variant: dict[str, int] | None = Field(None, description="the learner's own numbers, e.g. {\"d\": 768, \"h\": 12}")
     variant_choices: dict[str, list[int]] | None = Field(None, description="instructors: the candidate values")
 

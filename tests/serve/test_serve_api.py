@@ -108,7 +108,9 @@ def test_exercises_show_the_learners_own_numbers_and_no_reference(srv):
     drawn = {row["id"]: (row["prompt"], row["drawn"]) for row in json.loads(cli.stdout)}
     for r in rows:
         assert set(r) <= {"id", "title", "kind", "points", "prompt", "choices", "attempts", "attempts_used",
-                          "variant"}, r
+                          "variant", "not_counted"}, r
+        # a problem worth 0 points says why it is kept (the bank's note); one that counts says nothing
+        assert ("not_counted" in r) == (bank.get(r["id"]).points == 0), r
         assert r["title"] == bank.get(r["id"]).title and r["title"]       # every bundled problem has one
         assert r["prompt"] == drawn[r["id"]][0]
         assert r.get("variant") == drawn[r["id"]][1]
@@ -119,6 +121,8 @@ def test_exercises_show_the_learners_own_numbers_and_no_reference(srv):
             assert p.reference[:40] not in text
         elif p.kind == "number" and int(p.reference) >= 100_000:     # smaller ones are sizes in prompts
             assert str(p.reference) not in text and f"{int(p.reference):,}" not in text
+    quiz4 = srv.get("alice", "/exercises/17-08/quiz-4").json()     # kept on purpose at 0 points (04-quiz.yaml)
+    assert quiz4["points"] == 0 and quiz4["not_counted"].startswith("Defective in the text: the keyed option C")
     one = srv.get("alice", "/exercises/17-08/quiz-1").json()
     assert one["attempts"] == 2 and one["attempts_used"] == 0 and one["choices"]["A"]
     assert srv.get("alice", "/exercises/17-08/nope").status_code == 404

@@ -451,3 +451,13 @@ def test_the_csv_export_runs_no_learner_text_as_a_formula():
               "pending_points": 0}]
     rows = list(csv.reader(io.StringIO(as_csv(table, SimpleNamespace(problems=[])))))
     assert rows[1][:3] == ["'-1+1", "'+cmd", "a@b"]
+
+
+def test_a_problem_kept_at_0_points_says_why_on_its_page(app):
+    """17-08/quiz-4 is worth 0 points on purpose (its note in 04-quiz.yaml says why); it is in
+    no assessment of this course, so it is open at any time."""
+    c = signed_in(app, "alice")
+    page = " ".join(c.get("/learn/exercise/17-08/quiz-4").text.split())
+    assert 'id="not-counted"' in page and "Not counted (0 points)." in page
+    assert "Defective in the text: the keyed option C is the fragment" in page
+    assert 'id="not-counted"' not in c.get("/learn/exercise/17-08/params-formula").text     # worth 2: counts
