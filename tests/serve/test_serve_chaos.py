@@ -179,6 +179,10 @@ def chaos(request, tmp_path_factory):
             time.sleep(0.5)
             victim.start()
         time.sleep(3)
+    except BaseException:
+        for s in servers:          # a step that failed leaves no server behind
+            s.stop()
+        raise
     finally:
         stop.set()
         print(f"chaos {request.param}: killed {killed}; left after each SIGKILL: {left}")
