@@ -90,7 +90,9 @@ def _batch_result(logins):
 
 def test_a_batch_refuses_each_hostile_learner_alone_and_keeps_the_rest(db):
     from grader.serve.jobwork import JobWork
-    work = JobWork(SimpleNamespace(metrics=SimpleNamespace(submissions=Counter())))
+    from datetime import datetime, timezone
+    state = SimpleNamespace(metrics=SimpleNamespace(submissions=Counter()), now=lambda: datetime.now(timezone.utc))
+    work = JobWork(state)       # what JobWork reads of the service's State: its metrics and its clock
     logins = ["alice", *(HOSTILE[k] for k in sorted(HOSTILE)), "bob"]
     with db.write() as conn:
         out = work._batch(conn, SimpleNamespace(id="j"), _batch_result(logins))

@@ -167,11 +167,17 @@ def chaos(request, tmp_path_factory):
                 assert r.status_code == 202, r.text
                 jobs.append(r.json()["id"])
         graders = _forked(victim)
-        found = _wait_for(lambda: bool(_forked(victim) - graders - workers), 60)
-        if found:                                       # a code job's process, mid-job
-            job_proc = max(_forked(victim) - graders - workers)
-            os.kill(job_proc, signal.SIGKILL)
-            killed["job"] = job_proc
+
+        def kill_a_job() -> bool:                       # a code job's process, mid-job (one that
+            for pid in sorted(_forked(victim) - graders - workers, reverse=True):   # ends first is passed over)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    continue
+                killed["job"] = pid
+                return True
+            return False
+        _wait_for(kill_a_job, 60)
         time.sleep(1)
         for _ in range(3):                              # SIGKILL the server (mid-job the first time)
             _wait_for(lambda: False, 3)
