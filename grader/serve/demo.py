@@ -129,10 +129,23 @@ def seed(database: str, *, learners: int = 30, seed: int = 17, workers: int = 2,
     tokens[prof.login] = prof.token
     out = Seeded(shown, prof.login, prof.token, course=course, learners=len(people))
     try:
-        asyncio.run(_play(database, course, tokens, people, seed, out, workers))
+        _run(lambda: _play(database, course, tokens, people, seed, out, workers))
     except GraderError as e:
         raise GraderError(f"{e.message}; {shown} is seeded in part: delete it before seeding again") from None
     return out
+
+
+def _run(play: Any) -> None:
+    """``asyncio.run(play())``; from a thread where an event loop already runs (a notebook,
+    Playwright's sync API), in a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(play())
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(lambda: asyncio.run(play())).result()
 
 
 async def _play(database: str, course: str, tokens: dict[str, str], people: list[Learner], seed: int,

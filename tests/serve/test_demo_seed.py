@@ -217,3 +217,26 @@ def test_on_postgresql_too_and_refused_the_second_time(postgres, tmp_path):
     with pytest.raises(GraderError) as e:
         demo.seed(url, learners=3, workers=1)
     assert "already has data (4 accounts)" in e.value.message
+
+
+def test_the_seed_runs_from_a_thread_whose_event_loop_is_running(tmp_path):
+    """Called where an event loop already runs (a notebook; pytest after Playwright's sync API),
+    the seed still plays the class (asyncio.run alone refuses there)."""
+    import asyncio
+    import threading
+    from grader.serve import demo
+    got = {}
+
+    async def inside():                 # a coroutine: its loop is running when it calls seed()
+        return demo.seed(f"sqlite:///{tmp_path / 'd.db'}", learners=1, workers=1)
+
+    def in_a_thread():                  # a thread of the test's own (this one may already have a loop)
+        try:
+            got["made"] = asyncio.run(inside())
+        except BaseException as e:
+            got["error"] = e
+    t = threading.Thread(target=in_a_thread)
+    t.start()
+    t.join(timeout=300)
+    assert "error" not in got, got.get("error")
+    assert got["made"].learners == 1 and got["made"].submissions > 0
