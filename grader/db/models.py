@@ -359,3 +359,13 @@ class LtiLink(Base):
     title: Mapped[str] = mapped_column(String(500), default="")
     lineitem_url: Mapped[str | None] = mapped_column(String(1000), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class LtiState(Base):
+    """Short-lived values of the OIDC login and launch (state, nonce, a launch's data for deep
+    linking), kept server-side by key (pylti1p3's launch-data storage) until ``expires_at``."""
+
+    __tablename__ = "lti_states"
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    value: Mapped[Any] = mapped_column(JSON)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)      # seconds since the epoch

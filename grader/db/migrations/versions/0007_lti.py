@@ -1,5 +1,5 @@
 """LTI 1.3: registered platforms and deployments, the tool's keys, used nonces, accounts,
-LMS courses (contexts), their members and resource links.
+LMS courses (contexts), their members and resource links; the login's short-lived state.
 
 Revision ID: 0007
 Revises: 0006
@@ -99,9 +99,16 @@ def upgrade() -> None:
         sa.UniqueConstraint("context_pk", "resource_link_id", name="uq_lti_link"),
     )
     op.create_index("ix_lti_links_assessment", "lti_links", ["assessment_id"])
+    op.create_table(
+        "lti_states",
+        sa.Column("key", sa.String(255), primary_key=True),
+        sa.Column("value", sa.JSON, nullable=False),
+        sa.Column("expires_at", sa.Float, nullable=False),
+    )
+    op.create_index("ix_lti_states_expires_at", "lti_states", ["expires_at"])
 
 
 def downgrade() -> None:
-    for table in ("lti_links", "lti_members", "lti_contexts", "lti_accounts", "lti_nonces", "lti_keys",
+    for table in ("lti_states", "lti_links", "lti_members", "lti_contexts", "lti_accounts", "lti_nonces", "lti_keys",
                   "lti_deployments", "lti_platforms"):
         op.drop_table(table)
