@@ -137,3 +137,142 @@ def test_instructor_launch_lands_on_the_staff_page(lti_live, lti_page):
     page.goto(p.browser_url + "/start/rl-ta")
     page.wait_for_url(re.compile(r".*/staff/assessments/hw2$"))
     assert "Signed in as Tom TA" in page.locator("header").inner_text()
+
+
+# ------------------------------------------------------------------ refusals (id_tokens made by hand)
+
+def _login(live, **params) -> tuple[str, str, httpx.Cookies]:
+    """A real OIDC login at the tool: its state and nonce (from the redirect to the platform)."""
+    p = live.platform
+    q = {"iss": p.issuer, "login_hint": "u1", "target_link_uri": live.url + "/lti/launch", "client_id": p.client_id,
+         "lti_deployment_id": p.deployment, **params}
+    r = httpx.get(live.url + "/lti/login", params=q, follow_redirects=False, timeout=30)
+    assert r.status_code == 302, r.text
+    assert r.headers["location"].startswith(p.browser_url + "/authorize?")
+    got = parse_qs(urlsplit(r.headers["location"]).query)
+    assert got["redirect_uri"] == [live.url + "/lti/launch"] and got["client_id"] == [p.client_id]
+    return got["state"][0], got["nonce"][0], r.cookies
+
+
+def _claims(p, issued_nonce: str, /, **changes) -> dict:
+    """A learner's resource-link launch as the platform makes it; ``changes``: claims replaced
+    (``None``: removed; a key starting with ``/``: an LTI claim)."""
+    now = int(time.time())
+    c = {"iss": p.issuer, "aud": p.client_id, "azp": p.client_id, "sub": "mallory-" + uuid.uuid4().hex[:6],
+         "nonce": issued_nonce, "iat": now, "exp": now + 300, "name": "Mallory",
+         LTI + "message_type": "LtiResourceLinkRequest", LTI + "version": "1.3.0",
+         LTI + "deployment_id": p.deployment, LTI + "target_link_uri": "x", LTI + "roles": [LEARNER],
+         LTI + "resource_link": {"id": "link-r"}, LTI + "context": {"id": "course-r", "title": "R"},
+         LTI + "custom": {"assessment": "hw1"}}
+    for k, v in changes.items():
+        k = LTI + k[1:] if k.startswith("/") else k
+        if v is None:
+            c.pop(k, None)
+        else:
+            c[k] = v
+    return c
+
+
+def _post(live, claims: dict, state: str, cookies=None, key: str | None = None, kid: str | None = None):
+    p = live.platform
+    token = jwt.encode(claims, key or p.private_pem, algorithm="RS256", headers={"kid": kid or p.kid})
+    return httpx.post(live.url + "/lti/launch", data={"id_token": token, "state": state}, cookies=cookies,
+                      follow_redirects=False, timeout=30)
+
+
+OTHER_KEY = rsa_pair()
+MENTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Mentor"
+DL_SETTINGS = {"deep_link_return_url": "http://lms.test/x", "accept_types": ["ltiResourceLink"],
+               "accept_presentation_document_targets": ["window"]}
+
+# name: (claims changed, how the request is made, status, reason)
+REFUSALS = {
+    "bad signature (another key, the platform's kid)": ({}, {"key": OTHER_KEY[0]}, 401, "bad_signature"),
+    "a key the platform does not have": ({}, {"key": OTHER_KEY[0], "kid": OTHER_KEY[2]}, 401, "bad_signature"),
+    "unknown issuer": ({"iss": "http://evil.test"}, {}, 401, "unknown_platform"),
+    "unknown client id": ({"aud": "someone-else", "azp": "someone-else"}, {}, 401, "unknown_platform"),
+    "unknown deployment": ({"/deployment_id": "deployment-9"}, {}, 401, "unknown_deployment"),
+    "expired": ({"iat": int(time.time()) - 900, "exp": int(time.time()) - 300}, {}, 401, "expired"),
+    "issued in the future": ({"iat": int(time.time()) + 900, "exp": int(time.time()) + 1200}, {}, 401,
+                             "not_yet_valid"),
+    "no expiry": ({"exp": None}, {}, 400, "missing_claim"),
+    "wrong message type": ({"/message_type": "LtiSubmissionReviewRequest"}, {}, 400, "wrong_message_type"),
+    "no roles claim": ({"/roles": None}, {}, 400, "bad_message"),
+    "no resource link": ({"/resource_link": None}, {}, 400, "bad_message"),
+    "no context": ({"/context": None}, {}, 400, "missing_claim"),
+    "no deployment": ({"/deployment_id": None}, {}, 400, "missing_claim"),
+    "a nonce this tool never issued": ({"nonce": "made-up-nonce"}, {}, 401, "unknown_nonce"),
+    "a forged state": ({}, {"state": "state-forged"}, 401, "bad_state"),
+    "learner deep linking": ({"/message_type": "LtiDeepLinkingRequest", "/resource_link": None,
+                              "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings": DL_SETTINGS},
+                             {}, 403, "learner_deep_linking"),
+    "an assessment the course lacks": ({"/custom": {"assessment": "nope"}}, {}, 400, "unknown_assessment"),
+    "a role grader does not serve": ({"/roles": [MENTOR]}, {}, 403, "no_role"),
+}
+
+
+def _refusals(live) -> list[dict]:
+    return [r.detail for r in _audit(live, "lti.refused", wait_s=0)]
+
+
+def _assert_refused(live, r, status: int, reason: str, before: dict) -> None:
+    assert r.status_code == status, r.text[:500]
+    assert r.headers["content-type"].startswith("text/html")
+    assert "This launch from your course was refused" in r.text or "refused" in r.text
+    for leak in ("Traceback", "LtiException", "pylti1p3", "jwt.", "Signature verification", "File \""):
+        assert leak not in r.text
+    assert not any(c.startswith(("grader_session", "__Host-grader_session"))
+                   for c in r.headers.get_list("set-cookie"))
+    deadline = time.monotonic() + 10      # the audit line is written without waiting for it
+    while len(_refusals(live)) < before["refused"] + 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    new = _refusals(live)[before["refused"]:]
+    assert [d["reason"] for d in new] == [reason]
+    assert _counts(live) == {**before, "refused": before["refused"] + 1}
+
+
+def _counts(live) -> dict:
+    return {"users": _count(live, User), "sessions": _count(live, WebSession), "nonces": _count(live, LtiNonce),
+            "accounts": _count(live, LtiAccount), "contexts": _count(live, LtiContext),
+            "links": _count(live, LtiLink), "refused": len(_refusals(live))}
+
+
+@pytest.mark.parametrize("name", list(REFUSALS))
+def test_a_bad_launch_is_refused_with_one_page_one_audit_line_and_nothing_created(lti_live, name):
+    changes, how, status, reason = REFUSALS[name]
+    state, nonce, cookies = _login(lti_live)
+    before = _counts(lti_live)
+    r = _post(lti_live, _claims(lti_live.platform, nonce, **changes), how.get("state", state), cookies,
+              key=how.get("key"), kid=how.get("kid"))
+    _assert_refused(lti_live, r, status, reason, before)
+
+
+def test_a_replayed_launch_is_refused(lti_live):
+    state, nonce, cookies = _login(lti_live)
+    claims = _claims(lti_live.platform, nonce)
+    first = _post(lti_live, claims, state, cookies)
+    assert first.status_code == 200 and "Continue to" in first.text      # the launch itself is good
+    before = _counts(lti_live)
+    again = _post(lti_live, claims, state, cookies)
+    _assert_refused(lti_live, again, 401, "replayed", before)
+    # the same id_token with a fresh login's state: its nonce is still the used one
+    state2, _, cookies2 = _login(lti_live)
+    before = _counts(lti_live)
+    _assert_refused(lti_live, _post(lti_live, claims, state2, cookies2), 401, "replayed", before)
+
+
+def test_a_login_from_an_unknown_platform_is_refused(lti_live):
+    before = _counts(lti_live)
+    r = httpx.get(lti_live.url + "/lti/login", params={"iss": "http://evil.test", "login_hint": "u",
+                                                        "target_link_uri": lti_live.url + "/lti/launch"}, timeout=30)
+    _assert_refused(lti_live, r, 401, "unknown_platform", before)
+    before = _counts(lti_live)
+    r = httpx.post(lti_live.url + "/lti/launch", data={"state": "x"}, timeout=30)
+    _assert_refused(lti_live, r, 400, "missing_param", before)
+
+
+def test_the_deep_link_form_needs_its_launchs_token(lti_live):
+    before = _counts(lti_live)
+    r = httpx.post(lti_live.url + "/lti/deep-link", data={"launch_id": "abc", "csrf": "0" * 40,
+                                                           "assessment": "hw1"}, timeout=30)
+    _assert_refused(lti_live, r, 403, "deep_link_csrf", before)

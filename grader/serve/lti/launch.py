@@ -155,12 +155,12 @@ def verify(launch: LtiLaunch, db: Database, course_ids: set[str]) -> Verified:
     if cookie != state and not session.storage.check_value(state):
         raise Refused(401, "bad_state", "This launch's state is unknown or has expired (the login did not start "
                                         "here, or took too long); open the tool again from your course.")
-    _step(400, "bad_message", "The launch's message is incomplete (its version, user, roles, resource link or "
-                              "deep-linking settings).", launch.validate_message)
     kind = claims.get(MESSAGE_TYPE)
     if kind not in (RESOURCE, DEEP_LINKING):
         raise Refused(400, "wrong_message_type", "This kind of LTI message is not supported here (only resource "
                                                  "link and deep-linking launches).")
+    _step(400, "bad_message", "The launch's message is incomplete (its version, user, roles, resource link or "
+                              "deep-linking settings).", launch.validate_message)
     context = claims.get(CONTEXT)
     if not isinstance(context, dict) or not isinstance(context.get("id"), str) or not context["id"]:
         raise Refused(400, "missing_claim", "The launch names no course (context claim).")
