@@ -1,13 +1,12 @@
 """Fixtures of the LTI end-to-end tests: a live `grader serve` (uvicorn, its own process, a
 temporary SQLite database, a bank with a course whose windows are around now), an independent
 platform (tests/lti/platform.py, on lti1p3platform) registered with it, and Debian's Chromium
-(Playwright) with ``lms.test`` mapped to 127.0.0.1, so that the platform is another site."""
+(Playwright); the browser reaches the platform as localhost and the tool as 127.0.0.1: two sites."""
 from __future__ import annotations
 
 import os
 import shutil
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ REQUIRE = os.environ.get("GRADER_TEST_BROWSER", "").lower() == "require"
 CHROMIUM = os.environ.get("GRADER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-dev-shm-usage", "--host-resolver-rules=MAP lms.test 127.0.0.1"]
+        "--disable-dev-shm-usage"]
 
 
 def _unavailable() -> str | None:
@@ -57,7 +56,7 @@ def lti_browser():
 def lti_live(tmp_path_factory):
     """The tool (``live.url``, ``live.db``) and the platform (``live.platform``), registered."""
     from grader.db import Database
-    from grader.serve.lti import keys, registry
+    from grader.serve.lti import registry
     from platform_lti import Platform
     tmp = tmp_path_factory.mktemp("lti")
     bank = make_bank(tmp)
@@ -65,10 +64,8 @@ def lti_live(tmp_path_factory):
     url = f"sqlite:///{tmp / 'grader.db'}"
     db = Database(url)
     db.ensure_schema()
-    with db.write() as conn:
-        jwks = keys.key_set(conn, datetime.now(timezone.utc))
     server = LiveServer(url, bank, tmp, "--workers", "1", "--rate", "0")
-    platform = Platform(f"http://127.0.0.1:{server.port}", jwks)
+    platform = Platform(f"http://127.0.0.1:{server.port}")
     with db.write() as conn:
         registry.add_platform(conn, issuer=platform.issuer, client_id=platform.client_id,
                               login_url=platform.browser_url + "/authorize", token_url=platform.local + "/token",

@@ -2,10 +2,11 @@
 registration, OIDC login, message launch with deep linking, NRPS and AGS claims, and its check
 of the tool's deep-linking response), served by uvicorn in a thread on 127.0.0.1.
 
-The browser reaches it as ``http://lms.test:PORT`` (Chromium maps lms.test to 127.0.0.1 with
-``--host-resolver-rules``), the tool as ``http://127.0.0.1:PORT``: two different sites, so the
-platform's form POST to the tool is cross-site, as with a real LMS. The tool fetches the
-platform's key set at ``http://127.0.0.1:PORT/jwks`` (its own process does not know lms.test).
+The browser reaches it as ``http://localhost:PORT``, the tool as ``http://127.0.0.1:PORT``: two
+different sites, so the platform's form POST to the tool is cross-site, as with a real LMS (the
+registry accepts plain http for localhost and 127.0.0.1 only). The tool fetches the platform's
+key set at ``http://127.0.0.1:PORT/jwks``; the platform fetches the tool's at its
+``/.well-known/jwks.json``.
 
 A launch is prepared under a name (``platform.launches[name] = {...}``) and started by the
 browser at ``/start/<name>``; the name travels as the ``lti_message_hint``."""
@@ -71,13 +72,13 @@ def rsa_pair() -> tuple[str, str, str]:
 
 
 class Platform:
-    def __init__(self, tool_url: str, tool_jwks: dict, context_title: str = "Deep Learning 101") -> None:
+    def __init__(self, tool_url: str, context_title: str = "Deep Learning 101") -> None:
         self.port = free_port()
         self.local = f"http://127.0.0.1:{self.port}"
-        self.browser_url = f"http://lms.test:{self.port}"
+        self.browser_url = f"http://localhost:{self.port}"
         self.issuer = self.browser_url
         self.client_id, self.deployment = "grader-client-1", "deployment-1"
-        self.tool_url, self.tool_jwks, self.context_title = tool_url, tool_jwks, context_title
+        self.tool_url, self.context_title = tool_url, context_title
         self.private_pem, self.public_pem, self.kid = rsa_pair()
         self.launches: dict[str, dict[str, t.Any]] = {}
         self.sent: list[dict[str, str]] = []            # the launch forms posted to the tool
@@ -93,7 +94,7 @@ class Platform:
                 .set_launch_url(self.tool_url + "/lti/launch")
                 .set_deeplink_launch_url(self.tool_url + "/lti/launch")
                 .set_platform_public_key(self.public_pem).set_platform_private_key(self.private_pem)
-                .set_tool_key_set(self.tool_jwks))
+                .set_tool_key_set_url(self.tool_url + "/.well-known/jwks.json"))      # the tool's key set, fetched
 
     def conf(self) -> LTI1P3PlatformConfAbstract:
         platform = self

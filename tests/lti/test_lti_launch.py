@@ -1,6 +1,6 @@
 """LTI 1.3 launches end to end (issue 30): a real Chromium goes through the OIDC redirects
-between an independent platform (lti1p3platform, tests/lti/platform_lti.py, at lms.test: another
-site) and a live `grader serve`. An instructor deep-links an assessment (the platform checks the
+between an independent platform (lti1p3platform, tests/lti/platform_lti.py, at localhost: another
+site than the tool's 127.0.0.1) and a live `grader serve`. An instructor deep-links an assessment (the platform checks the
 signed response with the tool's key set); a learner launches, lands signed in on it and
 submits; an instructor's launch lands on the staff page. Then every refusal: id_tokens made
 with the platform's own key (or another key), nothing mocked: each is one page, one audit line,
@@ -182,7 +182,7 @@ def _post(live, claims: dict, state: str, cookies=None, key: str | None = None, 
 
 OTHER_KEY = rsa_pair()
 MENTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Mentor"
-DL_SETTINGS = {"deep_link_return_url": "http://lms.test/x", "accept_types": ["ltiResourceLink"],
+DL_SETTINGS = {"deep_link_return_url": "http://localhost/x", "accept_types": ["ltiResourceLink"],
                "accept_presentation_document_targets": ["window"]}
 
 # name: (claims changed, how the request is made, status, reason)
