@@ -1,8 +1,8 @@
 """LTI 1.3 launches end to end (issue 30): a real Chromium goes through the OIDC redirects
-between an independent platform (lti1p3platform, tests/lti/platform_lti.py, at localhost: another
-site than the tool's 127.0.0.1) and a live `grader serve`. An instructor deep-links an assessment (the platform checks the
-signed response with the tool's key set); a learner launches, lands signed in on it and
-submits; an instructor's launch lands on the staff page. Then every refusal: id_tokens made
+between an independent platform (lti1p3platform, tests/lti/platform_lti.py, at localhost:
+another site than the tool's 127.0.0.1) and a live `grader serve`. An instructor deep-links an
+assessment (the platform checks the signed response with the tool's key set); a learner
+launches, lands signed in on it and submits; an instructor's launch lands on the staff page. Then every refusal: id_tokens made
 with the platform's own key (or another key), nothing mocked: each is one page, one audit line,
 and nothing created.
 
