@@ -2,9 +2,9 @@
 between an independent platform (lti1p3platform, tests/lti/platform_lti.py, at localhost:
 another site than the tool's 127.0.0.1) and a live `grader serve`. An instructor deep-links an
 assessment (the platform checks the signed response with the tool's key set); a learner
-launches, lands signed in on it and submits; an instructor's launch lands on the staff page. Then every refusal: id_tokens made
-with the platform's own key (or another key), nothing mocked: each is one page, one audit line,
-and nothing created.
+launches, lands signed in on it and submits; an instructor's launch lands on the staff page.
+Then every refusal: id_tokens made with the platform's own key (or another key), nothing
+mocked: each is one page, one audit line, and nothing created.
 
 The course (conftest.py): hw1 "Homework <1> & "A"" (17-08/practice-1, 1 point, due in 3 days),
 hw2 (practice-1.check and quiz-1)."""

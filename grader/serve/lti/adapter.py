@@ -44,7 +44,7 @@ LAUNCH_DATA_S = 3600    # a deep-linking launch's data, for its picker: an hour
 MAX_PARAM = 20_000      # an id_token is a few kB; anything longer is cut (then refused as malformed)
 
 
-class LtiRequest(Request):
+class LtiRequest(Request):  # type: ignore[misc]  # pylti1p3: not followed (pyproject)
     """One HTTP request as pylti1p3 reads it."""
 
     def __init__(self, params: Mapping[str, str], cookies: Mapping[str, str], secure: bool) -> None:
@@ -66,7 +66,7 @@ class LtiRequest(Request):
         return self._cookies.get(key)
 
 
-class LtiCookies(CookieService):
+class LtiCookies(CookieService):  # type: ignore[misc]  # pylti1p3: not followed (pyproject)
     """The cookies pylti1p3 reads and sets (``lti1p3-`` + name); :meth:`apply` writes the ones set."""
 
     def __init__(self, request: LtiRequest) -> None:
@@ -89,7 +89,7 @@ class LtiCookies(CookieService):
                                 samesite="none" if secure else "lax")
 
 
-class DbStorage(LaunchDataStorage[Any]):
+class DbStorage(LaunchDataStorage[Any]):  # type: ignore[misc]  # pylti1p3: not followed (pyproject)
     """Launch data, nonces and states in ``lti_states``: ``key`` -> JSON until ``expires_at``."""
 
     _session_cookie_name = ""           # no per-browser namespace: keys are random and global
@@ -115,7 +115,7 @@ class DbStorage(LaunchDataStorage[Any]):
 
     def key(self, key: str) -> str:
         """The row's key for pylti1p3's ``key``."""
-        return self._prepare_key(key)[:255]
+        return str(self._prepare_key(key))[:255]
 
     def check_value(self, key: str) -> bool:
         return self.get_value(key) is not None
@@ -130,7 +130,7 @@ class DbStorage(LaunchDataStorage[Any]):
         return row.value if row else None
 
 
-class DbSession(SessionService):
+class DbSession(SessionService):  # type: ignore[misc]  # pylti1p3: not followed (pyproject)
     """pylti1p3's session service on :class:`DbStorage` (its nonces, states and launch data)."""
 
     def __init__(self, request: LtiRequest, storage: DbStorage, lifetime_s: int = LOGIN_S) -> None:
@@ -140,17 +140,17 @@ class DbSession(SessionService):
         self.set_launch_data_lifetime(lifetime_s)
 
 
-class Unregistered(LtiException):
+class Unregistered(LtiException):  # type: ignore[misc]  # pylti1p3: not followed (pyproject)
     """No registered platform (issuer, client id) or deployment fits the request."""
 
 
-class DbToolConf(ToolConfAbstract[LtiRequest]):
+class DbToolConf(ToolConfAbstract[LtiRequest]):  # type: ignore[misc]  # pylti1p3: not followed (pyproject)
     """The tool's configuration: the platforms registered in the database (several client ids
     per issuer, several deployments per platform)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self.issuers_relation_types = {}
+        self.issuers_relation_types: dict[str, str] = {}
         self.platform: registry.Platform | None = None      # the one found last
 
     def check_iss_has_one_client(self, iss: str) -> bool:
@@ -193,7 +193,7 @@ class DbToolConf(ToolConfAbstract[LtiRequest]):
         return Deployment().set_deployment_id(deployment_id)
 
 
-class LtiRedirect(Redirect[Response]):
+class LtiRedirect(Redirect[Response]):  # type: ignore[misc]  # pylti1p3: not followed (pyproject)
     """A 302 to the platform's login URL, with the cookies pylti1p3 set (no script redirect:
     the pages allow no inline script)."""
 
@@ -215,14 +215,14 @@ class LtiRedirect(Redirect[Response]):
         return self._location
 
 
-class LtiLogin(OIDCLogin[LtiRequest, DbToolConf, DbSession, LtiCookies, Response]):
+class LtiLogin(OIDCLogin[LtiRequest, DbToolConf, DbSession, LtiCookies, Response]):  # type: ignore[misc]
     def get_redirect(self, url: str) -> Redirect[Response]:
         return LtiRedirect(url, self._cookie_service)
 
 
-class LtiLaunch(MessageLaunch[LtiRequest, DbToolConf, DbSession, LtiCookies]):
+class LtiLaunch(MessageLaunch[LtiRequest, DbToolConf, DbSession, LtiCookies]):  # type: ignore[misc]
     def _get_request_param(self, key: str) -> str:
-        return self._request.get_param(key)
+        return str(self._request.get_param(key))
 
     def body(self) -> dict[str, Any]:
         """The id_token's claims as decoded so far (nothing verified by this call)."""

@@ -48,7 +48,7 @@ class Answer:
     login: str              # the instructor who picked
 
 
-class AssessmentLink(DeepLinkResource):
+class AssessmentLink(DeepLinkResource):  # type: ignore[misc]  # pylti1p3: not followed (pyproject)
     """An ``ltiResourceLink`` with the deep-linking spec's ``available`` and ``submission`` dates."""
 
     def __init__(self, opens: str, due: str) -> None:
@@ -58,7 +58,7 @@ class AssessmentLink(DeepLinkResource):
         d = super().to_dict()
         d["available"] = {"startDateTime": self._opens}
         d["submission"] = {"endDateTime": self._due}
-        return d
+        return dict(d)
 
 
 def _iso(t: datetime) -> str:
@@ -90,7 +90,7 @@ def answer(db: Database, launch_id: str, choice: Choice, launch_url: str, now: d
                                                 "again from your course.")
     claims: dict[str, Any] = value["claims"]
     launch = LtiLaunch(request, conf, session, cookies)
-    launch.set_launch_id(launch_id).set_auto_validation(False).set_jwt({"body": claims})  # type: ignore[typeddict-item]
+    launch.set_launch_id(launch_id).set_auto_validation(False).set_jwt({"body": claims})
     try:
         launch.set_restored().validate_registration()
         deep = launch.get_deep_link()
