@@ -83,9 +83,7 @@ async def launch(request: Request) -> Response:
     ids = {a.id for a in course.assessments} if course is not None else set()
 
     def run() -> tuple[lti.Verified, Any]:
-        parts = adapter.parts(state.db, params, request.cookies, _secure(request))
-        msg = adapter.LtiLaunch(parts[0], parts[1], parts[2], parts[3])
-        v = lti.verify(msg, state.db, ids)
+        v = lti.verify(adapter.new_launch(state.db, params, request.cookies, _secure(request)), state.db, ids)
         who = lti.record(state.db, v, audit.address_of(request), lti.expiry(v.claims, state.now()))
         return v, who
     try:

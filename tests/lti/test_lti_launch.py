@@ -276,3 +276,22 @@ def test_the_deep_link_form_needs_its_launchs_token(lti_live):
     r = httpx.post(lti_live.url + "/lti/deep-link", data={"launch_id": "abc", "csrf": "0" * 40,
                                                            "assessment": "hw1"}, timeout=30)
     _assert_refused(lti_live, r, 403, "deep_link_csrf", before)
+
+
+def test_a_platform_whose_key_set_cannot_be_read_is_refused(lti_live):
+    """A registered platform whose key-set URL answers nothing (a port nobody listens on): the
+    launch cannot be checked, so it is refused (and nothing hangs: the fetch has a timeout)."""
+    from grader.serve.lti import registry
+    from serve_helpers import free_port
+    dead = f"http://127.0.0.1:{free_port()}"
+    with lti_live.db.write() as conn:
+        registry.add_platform(conn, issuer=dead, client_id="c-dead", login_url=dead + "/auth",
+                              token_url=dead + "/token", keyset_url=dead + "/jwks", deployments=["d-dead"])
+    q = {"iss": dead, "login_hint": "u", "target_link_uri": lti_live.url + "/lti/launch", "client_id": "c-dead"}
+    r = httpx.get(lti_live.url + "/lti/login", params=q, follow_redirects=False, timeout=30)
+    assert r.status_code == 302 and r.headers["location"].startswith(dead + "/auth?")
+    got = parse_qs(urlsplit(r.headers["location"]).query)
+    claims = _claims(lti_live.platform, got["nonce"][0], iss=dead, aud="c-dead", azp="c-dead",
+                     **{"/deployment_id": "d-dead"})
+    before = _counts(lti_live)
+    _assert_refused(lti_live, _post(lti_live, claims, got["state"][0], r.cookies), 401, "keyset_unavailable", before)

@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import requests
+
 from pylti1p3.cookie import CookieService
 from pylti1p3.deployment import Deployment
 from pylti1p3.exception import LtiException
@@ -41,6 +43,7 @@ from . import registry
 COOKIE_PREFIX = "lti1p3"
 LOGIN_S = 600           # a login's state and nonce are good for 10 minutes
 LAUNCH_DATA_S = 3600    # a deep-linking launch's data, for its picker: an hour
+KEYSET_TIMEOUT_S = 10   # fetching a platform's key set
 MAX_PARAM = 20_000      # an id_token is a few kB; anything longer is cut (then refused as malformed)
 
 
@@ -227,6 +230,23 @@ class LtiLaunch(MessageLaunch[LtiRequest, DbToolConf, DbSession, LtiCookies]):  
     def body(self) -> dict[str, Any]:
         """The id_token's claims as decoded so far (nothing verified by this call)."""
         return dict(self._jwt.get("body", {}))
+
+
+class BoundedSession(requests.Session):
+    """HTTP for the platform's key set: every request with a timeout (PyLTI1p3 sets none: a
+    platform that hangs would hold the launch's thread for ever)."""
+
+    def request(self, *args: Any, **kwargs: Any) -> requests.Response:
+        kwargs.setdefault("timeout", KEYSET_TIMEOUT_S)
+        return super().request(*args, **kwargs)
+
+
+def new_launch(db: Database, params: Mapping[str, str], cookies: Mapping[str, str], secure: bool) -> LtiLaunch:
+    """A launch to check (:func:`grader.serve.lti.launch.verify`)."""
+    request, conf, session, cookies_ = parts(db, params, cookies, secure)
+    http = BoundedSession()
+    http.headers["User-Agent"] = "grader (PyLTI1p3)"
+    return LtiLaunch(request, conf, session, cookies_, requests_session=http)
 
 
 def parts(db: Database, params: Mapping[str, str], cookies: Mapping[str, str],
