@@ -207,6 +207,7 @@ REFUSALS = {
                               "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings": DL_SETTINGS},
                              {}, 403, "learner_deep_linking"),
     "an assessment the course lacks": ({"/custom": {"assessment": "nope"}}, {}, 400, "unknown_assessment"),
+    "a link naming no assessment": ({"/custom": None}, {}, 400, "no_assessment"),
     "a role grader does not serve": ({"/roles": [MENTOR]}, {}, 403, "no_role"),
 }
 
@@ -269,6 +270,9 @@ def test_a_login_from_an_unknown_platform_is_refused(lti_live):
     before = _counts(lti_live)
     r = httpx.post(lti_live.url + "/lti/launch", data={"state": "x"}, timeout=30)
     _assert_refused(lti_live, r, 400, "missing_param", before)
+    before = _counts(lti_live)
+    r = httpx.post(lti_live.url + "/lti/launch", data={"id_token": "not.a.jwt", "state": "x"}, timeout=30)
+    _assert_refused(lti_live, r, 400, "malformed", before)
 
 
 def test_the_deep_link_form_needs_its_launchs_token(lti_live):
