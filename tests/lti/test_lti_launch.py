@@ -6,7 +6,7 @@ launches, lands signed in on it and submits; an instructor's launch lands on the
 Then every refusal: id_tokens made with the platform's own key (or another key), nothing
 mocked: each is one page, one audit line, and nothing created.
 
-The course (conftest.py): hw1 "Homework <1> & "A"" (17-08/practice-1, 1 point, due in 3 days),
+The course (platform_lti.py): hw1 "Homework <1> & "A"" (17-08/practice-1, 1 point, due in 3 days),
 hw2 (practice-1.check and quiz-1)."""
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from sqlalchemy import func, select
 
 from grader.db.models import (AuditEntry, LtiAccount, LtiContext, LtiLink, LtiMember, LtiNonce, User,
                               WebSession)
+from lti_fixtures import lti_browser, lti_live, lti_page  # noqa: F401 (fixtures)
 from platform_lti import DUE, INSTRUCTOR, LEARNER, rsa_pair
 
 HW1 = 'Homework <1> & "A"'
