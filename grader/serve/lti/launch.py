@@ -204,6 +204,8 @@ def record(db: Database, v: Verified, address: str, exp: float) -> Principal:
     c = v.claims
     try:
         with db.write() as conn:
+            # used nonces kept until their token has expired (a replay after that is refused as expired)
+            conn.execute(delete(LtiNonce).where(LtiNonce.expires_at < now().timestamp()))
             conn.execute(insert(LtiNonce).values(hash=nonce_hash(v.issuer, c["nonce"]), expires_at=exp))
             conn.execute(delete(LtiState).where(LtiState.key == v.state_key))
             who = _user(conn, v)
