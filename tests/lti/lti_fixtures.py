@@ -13,7 +13,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-for _p in (str(ROOT / "tests" / "serve"), str(HERE)):
+for _p in (str(ROOT / "tests" / "serve"), str(ROOT / "tests" / "web"), str(HERE)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 

@@ -24,6 +24,7 @@ from grader.db.models import (AuditEntry, LtiAccount, LtiContext, LtiLink, LtiMe
                               WebSession)
 from lti_fixtures import lti_browser, lti_live, lti_page  # noqa: F401 (fixtures)
 from platform_lti import DUE, INSTRUCTOR, LEARNER, rsa_pair
+from web_helpers import axe_violations, unlabelled_inputs
 
 HW1 = 'Homework <1> & "A"'
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -65,6 +66,7 @@ def test_instructor_deep_links_an_assessment(lti_live, lti_page):
     assert page.locator("h1").inner_text() == "Add a grader assessment to <script>alert(1)</script> DL101"
     assert page.locator("label", has_text=HW1).count() == 1
     assert page.locator("input[name=assessment]").count() == 2
+    assert axe_violations(page) == [] and unlabelled_inputs(page) == []
     page.locator("label", has_text=HW1).click()
     with page.expect_navigation(url=re.compile(r".*/deep-link-return$")):
         page.get_by_role("button", name="Add to the course").click()
@@ -140,14 +142,25 @@ def test_instructor_launch_lands_on_the_staff_page(lti_live, lti_page):
     assert "Signed in as Tom TA" in page.locator("header").inner_text()
 
 
+def test_the_refusal_page_in_the_browser(lti_live, lti_page):
+    page = lti_page()
+    resp = page.goto(lti_live.url + "/lti/login?iss=http%3A%2F%2Fevil.test&login_hint=u")
+    assert resp.status == 401
+    assert page.locator("h1").inner_text() == "This launch from your course was refused"
+    assert "not registered with this grader" in page.locator("[role=alert]").inner_text()
+    assert axe_violations(page) == []
+
+
 # ------------------------------------------------------------------ refusals (id_tokens made by hand)
 
-def _login(live, **params) -> tuple[str, str, httpx.Cookies]:
-    """A real OIDC login at the tool: its state and nonce (from the redirect to the platform)."""
+def _login(live, post: bool = False, **params) -> tuple[str, str, httpx.Cookies]:
+    """A real OIDC login at the tool (GET, or POST as Canvas sends it): its state and nonce (from
+    the redirect to the platform)."""
     p = live.platform
     q = {"iss": p.issuer, "login_hint": "u1", "target_link_uri": live.url + "/lti/launch", "client_id": p.client_id,
          "lti_deployment_id": p.deployment, **params}
-    r = httpx.get(live.url + "/lti/login", params=q, follow_redirects=False, timeout=30)
+    r = (httpx.post(live.url + "/lti/login", data=q, follow_redirects=False, timeout=30) if post else
+         httpx.get(live.url + "/lti/login", params=q, follow_redirects=False, timeout=30))
     assert r.status_code == 302, r.text
     assert r.headers["location"].startswith(p.browser_url + "/authorize?")
     got = parse_qs(urlsplit(r.headers["location"]).query)
@@ -258,7 +271,7 @@ def test_a_replayed_launch_is_refused(lti_live):
     again = _post(lti_live, claims, state, cookies)
     _assert_refused(lti_live, again, 401, "replayed", before)
     # the same id_token with a fresh login's state: its nonce is still the used one
-    state2, _, cookies2 = _login(lti_live)
+    state2, _, cookies2 = _login(lti_live, post=True)
     before = _counts(lti_live)
     _assert_refused(lti_live, _post(lti_live, claims, state2, cookies2), 401, "replayed", before)
 
