@@ -21,6 +21,7 @@ def test_roles_map_to_instructor_or_learner():
     assert role_of([LIS + "membership#Learner", LIS + "membership#Instructor"]) == "instructor"
     # neither: a mentor alone, another vocabulary's "Instructor", nothing usable
     assert role_of([LIS + "membership#Mentor"]) is None
+    assert role_of([LIS + "membership#ContentDeveloper"]) is None      # designs content, sees no grades
     assert role_of(["http://example.com/roles#Instructor"]) is None
     assert role_of("Instructor") is None and role_of(None) is None and role_of([7]) is None
 

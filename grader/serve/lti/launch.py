@@ -42,7 +42,7 @@ NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 RESOURCE, DEEP_LINKING = "LtiResourceLinkRequest", "LtiDeepLinkingRequest"
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/"
-STAFF = {"Instructor", "Administrator", "TeachingAssistant", "ContentDeveloper"}
+STAFF = {"Instructor", "Administrator", "TeachingAssistant"}
 LEARNERS = {"Learner", "Student"}
 
 
