@@ -89,7 +89,7 @@ async def launch(request: Request) -> Response:
     try:
         v, who = await anyio.to_thread.run_sync(run)
     except Refused as r:
-        return refused(request, r, params.get("iss", "") or "")
+        return refused(request, r, lti.claimed_issuer(params.get("id_token", "")))
     if v.kind == lti.DEEP_LINKING:
         launch_id = await anyio.to_thread.run_sync(deep_link.keep, state.db, v.claims, who.login)
         return _picker(request, launch_id, v.claims)

@@ -227,13 +227,13 @@ REFUSALS = {
 
 
 def _refusals(live) -> list[dict]:
-    return [r.detail for r in _audit(live, "lti.refused", wait_s=0)]
+    return [{**r.detail, "target": r.target} for r in _audit(live, "lti.refused", wait_s=0)]
 
 
-def _assert_refused(live, r, status: int, reason: str, before: dict) -> None:
+def _assert_refused(live, r, status: int, reason: str, before: dict) -> dict:
     assert r.status_code == status, r.text[:500]
     assert r.headers["content-type"].startswith("text/html")
-    assert "This launch from your course was refused" in r.text or "refused" in r.text
+    assert "This launch from your course was refused" in r.text
     for leak in ("Traceback", "LtiException", "pylti1p3", "jwt.", "Signature verification", "File \""):
         assert leak not in r.text
     assert not any(c.startswith(("grader_session", "__Host-grader_session"))
@@ -244,6 +244,7 @@ def _assert_refused(live, r, status: int, reason: str, before: dict) -> None:
     new = _refusals(live)[before["refused"]:]
     assert [d["reason"] for d in new] == [reason]
     assert _counts(live) == {**before, "refused": before["refused"] + 1}
+    return new[0]
 
 
 def _counts(live) -> dict:
@@ -257,9 +258,10 @@ def test_a_bad_launch_is_refused_with_one_page_one_audit_line_and_nothing_create
     changes, how, status, reason = REFUSALS[name]
     state, nonce, cookies = _login(lti_live)
     before = _counts(lti_live)
-    r = _post(lti_live, _claims(lti_live.platform, nonce, **changes), how.get("state", state), cookies,
-              key=how.get("key"), kid=how.get("kid"))
-    _assert_refused(lti_live, r, status, reason, before)
+    claims = _claims(lti_live.platform, nonce, **changes)
+    r = _post(lti_live, claims, how.get("state", state), cookies, key=how.get("key"), kid=how.get("kid"))
+    line = _assert_refused(lti_live, r, status, reason, before)
+    assert line["target"] == claims["iss"]          # the issuer the token claims, for staff to look into
 
 
 def test_a_replayed_launch_is_refused(lti_live):

@@ -97,6 +97,15 @@ def _step(status: int, reason: str, message: str, fn: Any) -> None:
         raise Refused(status, reason, message, str(e)) from None
 
 
+def claimed_issuer(id_token: str) -> str:
+    """The ``iss`` an id_token claims, unverified (for the audit line of a refusal), or ""."""
+    try:
+        iss = jwt.decode(id_token, options={"verify_signature": False}).get("iss")
+    except (jwt.InvalidTokenError, ValueError, TypeError):
+        return ""
+    return iss[:200] if isinstance(iss, str) else ""
+
+
 def nonce_hash(issuer: str, nonce: str) -> str:
     return hashlib.sha256(f"{issuer}\n{nonce}".encode("utf-8", "surrogatepass")).hexdigest()
 
