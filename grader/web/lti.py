@@ -61,6 +61,10 @@ async def login(request: Request) -> Response:
     try:
         response: Response = await anyio.to_thread.run_sync(
             adapter.login, db, params, request.cookies, _secure(request), _launch_url(request))
+    except adapter.UnknownDeployment as e:
+        return refused(request, Refused(401, "unknown_deployment", "This login names a deployment that is not "
+                                                                   "registered with this grader.", str(e)),
+                       params.get("iss", ""))
     except (OIDCException, LtiException) as e:
         missing = not params.get("iss") or not params.get("login_hint")
         r = (Refused(400, "missing_param", "This login request lacks its issuer (iss) or login_hint.", str(e))

@@ -284,6 +284,11 @@ def test_a_login_from_an_unknown_platform_is_refused(lti_live):
                                                         "target_link_uri": lti_live.url + "/lti/launch"}, timeout=30)
     _assert_refused(lti_live, r, 401, "unknown_platform", before)
     before = _counts(lti_live)
+    p = lti_live.platform
+    r = httpx.get(lti_live.url + "/lti/login", params={"iss": p.issuer, "login_hint": "u", "client_id": p.client_id,
+                                                        "lti_deployment_id": "deployment-9"}, timeout=30)
+    _assert_refused(lti_live, r, 401, "unknown_deployment", before)
+    before = _counts(lti_live)
     r = httpx.post(lti_live.url + "/lti/launch", data={"state": "x"}, timeout=30)
     _assert_refused(lti_live, r, 400, "missing_param", before)
     before = _counts(lti_live)

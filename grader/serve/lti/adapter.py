@@ -147,6 +147,10 @@ class Unregistered(LtiException):  # type: ignore[misc]  # pylti1p3: not followe
     """No registered platform (issuer, client id) or deployment fits the request."""
 
 
+class UnknownDeployment(Unregistered):
+    """A login naming (``lti_deployment_id``) a deployment the platform does not have here."""
+
+
 class DbToolConf(ToolConfAbstract[LtiRequest]):  # type: ignore[misc]  # pylti1p3: not followed (pyproject)
     """The tool's configuration: the platforms registered in the database (several client ids
     per issuer, several deployments per platform)."""
@@ -259,8 +263,13 @@ def login(db: Database, params: Mapping[str, str], cookies: Mapping[str, str], s
           launch_url: str) -> Response:
     """The third-party initiated login: a 302 to the platform's authorisation (login) URL with a
     new state and nonce; the state is set as a cookie and stored server-side. Raises pylti1p3's
-    ``OIDCException`` / :class:`Unregistered` when the issuer or client id is not registered."""
+    ``OIDCException`` / :class:`Unregistered` when the issuer or client id is not registered,
+    :class:`UnknownDeployment` when ``lti_deployment_id`` names a deployment it does not have."""
     request, conf, session, cookies_ = parts(db, params, cookies, secure)
+    deployment = request.get_param("lti_deployment_id")
+    platform = conf.find_platform(request.get_param("iss"), request.get_param("client_id"))
+    if deployment and platform is not None and deployment not in platform.deployments:
+        raise UnknownDeployment("the login names a deployment not registered for this platform")
     response: Response = LtiLogin(request, conf, session, cookies_).redirect(launch_url)
     for state in cookies_.states:
         session.storage.set_value(state, True, LOGIN_S)
