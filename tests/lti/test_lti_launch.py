@@ -67,6 +67,7 @@ def test_instructor_deep_links_an_assessment(lti_live, lti_page):
     assert page.locator("label", has_text=HW1).count() == 1
     assert page.locator("input[name=assessment]").count() == 2
     assert axe_violations(page) == [] and unlabelled_inputs(page) == []
+    form = {n: page.locator(f"input[name={n}]").get_attribute("value") for n in ("launch_id", "csrf")}
     page.locator("label", has_text=HW1).click()
     with page.expect_navigation(url=re.compile(r".*/deep-link-return$")):
         page.get_by_role("button", name="Add to the course").click()
@@ -82,6 +83,10 @@ def test_instructor_deep_links_an_assessment(lti_live, lti_page):
     assert item["lineItem"] == {"scoreMaximum": 1, "label": HW1, "resourceId": "hw1"}
     assert item["submission"] == {"endDateTime": DUE.strftime("%Y-%m-%dT%H:%M:%SZ")}
     assert [a.target for a in _audit(lti_live, "lti.deep_link")] == ["hw1"]
+    # the launch answers once: the same form again is refused
+    before = _counts(lti_live)
+    again = httpx.post(lti_live.url + "/lti/deep-link", data={**form, "assessment": "hw1"}, timeout=30)
+    _assert_refused(lti_live, again, 400, "deep_link_expired", before)
     launch = _audit(lti_live, "lti.launch")[-1]
     assert launch.detail["message"] == "LtiDeepLinkingRequest" and launch.detail["role"] == "instructor"
 
