@@ -1,0 +1,256 @@
+"""Grade passback (LTI Assignment and Grade Services) through the outbox, against an independent
+platform (lti1p3platform, tests/lti/lti_ags_platform.py) on 127.0.0.1: its token endpoint
+checks the tool's signed assertion against the tool's key set, its score endpoint the access
+token and its scopes. The sender is driven by its ``run_once`` with the service's clock.
+
+The course (UTC), derived by hand:
+- hw1 = practice-1 (number, 1 point) + practice-2 (free text with a rubric, 2 points): opens
+  2026-12-01 09:00, due 2026-12-07 23:59, late until 12-10 23:59, 10% per started day.
+- alice answers both on 2026-12-08 12:00Z: 12 h 1 min late, one started day: 10% off.
+  practice-1 right: 1 - 0.1 = 0.9; practice-2 waits for a person: the total 0.9 of 3, PendingManual.
+  (Penalised twice it would be 0.81; not at all, 1.)
+- the review gives practice-2 2 points: 0.9 + 2 = 2.9, FullyGraded.
+- her regrade request answered with 1.5: 0.9 + 1.5 = 2.4.
+"""
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import insert, select
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serve"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lti_ags_platform import CLIENT_ID, DEPLOYMENT, ISSUER, Platform, stamp  # noqa: E402
+from serve_helpers import make_bank, users  # noqa: E402
+
+COURSE = """course: {timezone: UTC}
+assessments:
+  - id: hw1
+    title: Homework 1
+    problems: [17-08/practice-1, 17-08/practice-2]
+    opens: 2026-12-01 09:00
+    due: 2026-12-07 23:59
+    late: {until: 2026-12-10 23:59, penalty_per_day: 10%}
+    show: immediately
+"""
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+class Clock:
+    def __init__(self, at: str) -> None:
+        self.t = utc(at)
+
+    def set(self, at: str) -> None:
+        self.t = utc(at)
+
+    def __call__(self) -> datetime:
+        return self.t
+
+
+@pytest.fixture
+def world(tmp_path):
+    """grader's service (no sender thread: the test drives it) and the platform, linked: a
+    context with its line items URL, a resource link to hw1, alice a member with her account."""
+    from grader.db import Database
+    from grader.db.models import LtiAccount, LtiContext, LtiLink, LtiMember, LtiPlatform, User
+    from grader.serve.app import create_app
+    from grader.serve.lti.keys import key_set
+    from grader.serve.settings import Settings
+    bank = make_bank(tmp_path)
+    (bank / "assessments.yaml").write_text(COURSE)
+    database = f"sqlite:///{tmp_path / 'grader.db'}"
+    tokens = users(database, prof="instructor", alice="learner", bob="learner")
+    clock = Clock("2026-12-08T12:00:00Z")
+    db = Database(database)
+    with db.write() as conn:
+        tool_keys = key_set(conn, clock())
+    platform = Platform(tool_keys)
+    platform.start()
+    with db.write() as conn:
+        pid = conn.execute(insert(LtiPlatform).values(
+            issuer=ISSUER, client_id=CLIENT_ID, name="test LMS", login_url=platform.base + "/login",
+            token_url=platform.base + "/token", keyset_url=platform.base + "/jwks",
+            created_at=clock()).returning(LtiPlatform.id)).scalar_one()
+        ctx = conn.execute(insert(LtiContext).values(
+            platform_id=pid, deployment_id=DEPLOYMENT, context_id="course-1", title="Deep learning 101",
+            lineitems_url=platform.base + "/lineitems", memberships_url=platform.base + "/memberships?limit=2",
+            created_at=clock()).returning(LtiContext.id)).scalar_one()
+        conn.execute(insert(LtiLink).values(context_pk=ctx, resource_link_id="rl-1", assessment_id="hw1",
+                                            title="Homework 1", created_at=clock()))
+        alice = conn.execute(select(User.id).where(User.login == "alice")).scalar_one()
+        conn.execute(insert(LtiAccount).values(issuer=ISSUER, subject="sub-alice", user_id=alice, created_at=clock()))
+        conn.execute(insert(LtiMember).values(context_pk=ctx, user_id=alice, roles=["Learner"], seen_at=clock()))
+    db.dispose()
+    settings = Settings(database=database, exercises=str(bank), workers=1, job_workers=1, rate=0,
+                        web_secret=b"s" * 32, now=clock, lti_interval_s=0)
+    app = create_app(settings)
+    try:
+        with TestClient(app, client=("10.4.0.1", 1)):
+            app.tokens, app.clock, app.platform = tokens, clock, platform
+            yield app
+    finally:
+        platform.stop()
+
+
+def api(app, who: str, method: str, path: str, **kw):
+    c = TestClient(app, client=("10.4.0.2", 1))
+    return c.request(method, "/api/v1" + path, headers={"Authorization": f"Bearer {app.tokens[who]}"}, **kw)
+
+
+def run(app, at: str | None = None):
+    st = app.state.grader
+    return st.lti.sender.run_once(utc(at) if at else app.clock())
+
+
+def outbox(app) -> list:
+    from grader.db.models import LtiOutbox
+    with app.state.grader.db.read() as conn:
+        return conn.execute(select(LtiOutbox.__table__).order_by(LtiOutbox.id)).all()
+
+
+def audit_actions(app, prefix: str = "lti.passback") -> list[str]:
+    from grader.db import audit
+    with app.state.grader.db.read() as conn:
+        return [e["action"] for e in audit.entries(conn, action=prefix, limit=100)][::-1]
+
+
+def submit_late(app):
+    r = api(app, "alice", "POST", "/submissions",
+            json={"answers": {"17-08/practice-1": 64, "17-08/practice-2": "Each projection is d x d, 4d^2 both ways."}})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def test_a_graded_submission_reaches_the_platform_with_the_penalty_applied_once(world):
+    body = submit_late(world)
+    first = body["results"][0]
+    assert first["score"] == 0.9 and first["raw_score"] == 1 and first["penalty"] == 0.1   # grader's penalty
+    rows = outbox(world)
+    assert [(r.status, r.cause, r.assessment_id) for r in rows] == [("pending", "graded", "hw1")]
+    assert world.platform.received() == []              # nothing posted inside the request
+    out = run(world)
+    assert out.sent == [rows[0].id] and not out.failed, outbox(world)
+    [item] = world.platform.lineitems.values()          # created: no line item on the link yet
+    assert (item["label"], item["scoreMaximum"], item["resourceId"], item["resourceLinkId"], item["tag"]) == \
+        ("Homework 1", 3, "hw1", "rl-1", "grader")
+    [score] = world.platform.received()
+    assert score["userId"] == "sub-alice"
+    assert score["scoreGiven"] == pytest.approx(0.9) and score["scoreMaximum"] == 3    # 0.9, not 0.81 nor 1
+    assert (score["activityProgress"], score["gradingProgress"]) == ("Completed", "PendingManual")
+    assert stamp(score["timestamp"]) == utc("2026-12-08T12:00:00Z")
+    from grader.db.models import LtiLink
+    with world.state.grader.db.read() as conn:
+        assert conn.execute(select(LtiLink.lineitem_url)).scalar_one() == item["id"]    # kept for the next
+    assert audit_actions(world) == ["lti.passback.sent"]
+    assert run(world).sent == []                        # nothing left
+
+
+def test_a_review_then_a_regrade_update_the_score(world):
+    body = submit_late(world)
+    run(world)
+    free = body["results"][1]
+    world.clock.set("2026-12-09T10:00:00Z")
+    r = api(world, "prof", "POST", f"/review/{free['answer_id']}", json={"score": 2, "comment": "good"})
+    assert r.status_code in (200, 201), r.text
+    assert run(world).sent
+    world.clock.set("2026-12-09T11:00:00Z")
+    r = api(world, "alice", "POST", f"/answers/{free['answer_id']}/regrade-request", json={"message": "please look again"})
+    assert r.status_code in (200, 201), r.text
+    rid = r.json()["id"]
+    world.clock.set("2026-12-09T12:00:00Z")
+    r = api(world, "prof", "POST", f"/regrade-requests/{rid}", json={"response": "fair", "score": 1.5})
+    assert r.status_code in (200, 201), r.text
+    assert run(world).sent
+    got = [(s["scoreGiven"], s["gradingProgress"]) for s in world.platform.received()]
+    assert got == [(pytest.approx(0.9), "PendingManual"), (pytest.approx(2.9), "FullyGraded"),
+                   (pytest.approx(2.4), "FullyGraded")]
+    stamps = [stamp(s["timestamp"]) for s in world.platform.received()]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 3
+
+
+def test_the_platform_down_keeps_the_score_until_it_is_back(world):
+    submit_late(world)
+    world.platform.stop()                               # no server at all: connection refused
+    out = run(world)
+    assert out.retried and not out.sent
+    [row] = outbox(world)
+    assert row.status == "pending" and row.attempts == 1 and "cannot be reached" in row.error
+    next_at = row.next_at.replace(tzinfo=timezone.utc)
+    assert utc("2026-12-08T12:00:01Z") <= next_at <= utc("2026-12-08T12:00:30Z")   # full jitter, 30 s at most
+    assert run(world).retried == []                     # not due yet: nothing tried
+    world.platform.start()
+    world.platform.down = True                          # back, but overloaded: 503
+    out = run(world, "2026-12-08T12:00:31Z")
+    assert out.retried and "HTTP 503" in outbox(world)[0].error
+    world.platform.down = False
+    out = run(world, "2026-12-08T13:00:00Z")
+    assert out.sent and world.platform.received()[0]["scoreGiven"] == pytest.approx(0.9)
+    assert outbox(world)[0].status == "sent"
+
+
+def test_bounded_retries_end_failed_and_staff_can_resend(world):
+    from grader.serve.lti.outbox import MAX_ATTEMPTS, resend
+    submit_late(world)
+    world.platform.down = True
+    at = utc("2026-12-08T12:00:00Z")
+    for _ in range(MAX_ATTEMPTS):
+        run(world, at.isoformat())
+        at += timedelta(hours=2)                        # past any back-off (an hour at most)
+    [row] = outbox(world)
+    assert row.status == "failed" and f"after {MAX_ATTEMPTS} tries" in row.error
+    assert audit_actions(world) == ["lti.passback.failed"]
+    world.platform.down = False
+    db = world.state.grader.db
+    with db.write() as conn:
+        assert resend(conn, None, at, actor="prof") == 1
+    assert run(world, at.isoformat()).sent
+    assert [r.status for r in outbox(world)] == ["superseded", "sent"]
+
+
+def test_a_newer_score_supersedes_an_unsent_one(world):
+    body = submit_late(world)
+    world.clock.set("2026-12-08T13:00:00Z")
+    r = api(world, "prof", "POST", f"/review/{body['results'][1]['answer_id']}", json={"score": 1})
+    assert r.status_code in (200, 201), r.text
+    assert [r.status for r in outbox(world)] == ["superseded", "pending"]
+    run(world)
+    [score] = world.platform.received()                 # one post: the newest (0.9 + 1)
+    assert score["scoreGiven"] == pytest.approx(1.9) and score["gradingProgress"] == "FullyGraded"
+
+
+def test_a_learner_not_in_the_lms_course_is_not_enqueued(world):
+    r = api(world, "bob", "POST", "/submissions", json={"answers": {"17-08/practice-1": 64}})
+    assert r.status_code == 201, r.text
+    assert outbox(world) == []
+
+
+def test_a_token_without_the_score_scope_is_refused_and_failed_at_once(world):
+    world.platform.granted.discard("https://purl.imsglobal.org/spec/lti-ags/scope/score")
+    submit_late(world)
+    out = run(world)
+    assert out.failed and not out.retried
+    [row] = outbox(world)
+    assert row.status == "failed" and "HTTP 400" in row.error and "no scope granted" in row.error
+    assert audit_actions(world) == ["lti.passback.failed"]
+
+
+def test_an_assertion_signed_by_another_key_is_refused_by_the_platform(world):
+    from lti_ags_platform import pem_pair
+    from jwcrypto.jwk import JWK
+    other = JWK.from_pem(pem_pair()[0].encode())
+    pub = {**other.export_public(as_dict=True), "kid": "not-the-tools", "alg": "RS256"}
+    world.platform.registration.set_tool_key_set({"keys": [pub]})
+    submit_late(world)
+    out = run(world)
+    assert out.failed
+    [row] = outbox(world)
+    # the platform's own words: no key of the tool's key set has the assertion's kid
+    assert row.status == "failed" and "HTTP 401" in row.error and "Unable to find public key" in row.error, row.error
+    assert world.platform.received() == []
