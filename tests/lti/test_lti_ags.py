@@ -63,6 +63,7 @@ def world(tmp_path):
     from grader.serve.app import create_app
     from grader.serve.lti.keys import key_set
     from grader.serve.settings import Settings
+    from grader.web import install
     bank = make_bank(tmp_path)
     (bank / "assessments.yaml").write_text(COURSE)
     database = f"sqlite:///{tmp_path / 'grader.db'}"
@@ -90,7 +91,7 @@ def world(tmp_path):
     db.dispose()
     settings = Settings(database=database, exercises=str(bank), workers=1, job_workers=1, rate=0,
                         web_secret=b"s" * 32, now=clock, lti_interval_s=0)
-    app = create_app(settings)
+    app = create_app(settings, extensions=(install,))
     try:
         with TestClient(app, client=("10.4.0.1", 1)):
             app.tokens, app.clock, app.platform = tokens, clock, platform
@@ -254,3 +255,37 @@ def test_an_assertion_signed_by_another_key_is_refused_by_the_platform(world):
     # the platform's own words: no key of the tool's key set has the assertion's kid
     assert row.status == "failed" and "HTTP 401" in row.error and "Unable to find public key" in row.error, row.error
     assert world.platform.received() == []
+
+
+def signed_in(app, login: str) -> TestClient:
+    c = TestClient(app, client=("10.4.0.3", 1))
+    form = c.get("/learn/login").text
+    csrf = form.split('name="csrf" value="')[1].split('"')[0]
+    assert c.post("/learn/login", data={"token": app.tokens[login], "csrf": csrf},
+                  follow_redirects=False).status_code == 303
+    return c
+
+
+def test_staff_see_a_failed_passback_on_the_page_and_resend_it(world):
+    from sqlalchemy import update
+    from grader.db.models import LtiOutbox
+    submit_late(world)
+    world.platform.granted.discard("https://purl.imsglobal.org/spec/lti-ags/scope/score")
+    run(world)
+    with world.state.grader.db.write() as conn:       # an LMS's message is shown as text, never as markup
+        conn.execute(update(LtiOutbox).values(error="<script>alert(1)</script> refused"))
+    c = signed_in(world, "prof")
+    html = c.get("/staff/lti").text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; refused" in html and "<script>alert(1)" not in html
+    row_id = outbox(world)[0].id
+    assert c.post("/staff/lti/resend", data={"outbox_id": row_id, "csrf": "0" * 40}).status_code == 403
+    assert outbox(world)[0].status == "failed"
+    csrf = html.split('name="csrf" value="')[1].split('"')[0]
+    r = c.post("/staff/lti/resend", data={"outbox_id": row_id, "csrf": csrf}, follow_redirects=False)
+    assert r.status_code == 303, r.text
+    assert [r.status for r in outbox(world)] == ["superseded", "pending"]
+    world.platform.granted.add("https://purl.imsglobal.org/spec/lti-ags/scope/score")
+    assert run(world).sent and world.platform.received()[0]["scoreGiven"] == pytest.approx(0.9)
+    assert signed_in(world, "alice").get("/staff/lti").status_code in (403, 404)
+    r = api(world, "prof", "GET", "/lti/outbox", params={"status": ["failed", "sent"]})
+    assert [(i["status"], i["learner"], i["score_given"]) for i in r.json()["items"]] == [("sent", "alice", 0.9)]

@@ -135,13 +135,13 @@ def listing(conn: Connection, status: Iterable[str] = ("pending", "held", "sendi
          .join(LtiContext, LtiContext.id == LtiLink.context_pk)
          .where(LtiOutbox.status.in_(list(status))).order_by(LtiOutbox.id.desc()).limit(max(1, min(limit, 1000))))
     return [{"id": r.id, "status": r.status, "assessment": r.assessment_id, "learner": r.login, "cause": r.cause,
-             "context": r.context, "resource_link": r.resource_link_id, "timestamp": _iso(r.timestamp),
-             "attempts": r.attempts, "next_at": _iso(r.next_at), "error": r.error, "score_given": r.score_given,
-             "score_maximum": r.score_maximum, "grading_progress": r.grading_progress, "sent_at": _iso(r.sent_at)}
+             "context": r.context, "resource_link": r.resource_link_id, "timestamp": iso(r.timestamp),
+             "attempts": r.attempts, "next_at": iso(r.next_at), "error": r.error, "score_given": r.score_given,
+             "score_maximum": r.score_maximum, "grading_progress": r.grading_progress, "sent_at": iso(r.sent_at)}
             for r in conn.execute(q)]
 
 
-def _iso(dt: datetime | None) -> str | None:
+def iso(dt: datetime | None) -> str | None:
     return None if dt is None else aware(dt).astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
