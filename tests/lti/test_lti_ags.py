@@ -94,7 +94,7 @@ def world(tmp_path):
     app = create_app(settings, extensions=(install,))
     try:
         with TestClient(app, client=("10.4.0.1", 1)):
-            app.tokens, app.clock, app.platform = tokens, clock, platform
+            app.tokens, app.clock, app.platform, app.database = tokens, clock, platform, database
             yield app
     finally:
         platform.stop()
@@ -289,3 +289,21 @@ def test_staff_see_a_failed_passback_on_the_page_and_resend_it(world):
     assert signed_in(world, "alice").get("/staff/lti").status_code in (403, 404)
     r = api(world, "prof", "GET", "/lti/outbox", params={"status": ["failed", "sent"]})
     assert [(i["status"], i["learner"], i["score_given"]) for i in r.json()["items"]] == [("sent", "alice", 0.9)]
+
+
+def test_the_cli_lists_failed_passbacks_and_resends_them(world):
+    from click.testing import CliRunner
+    from grader.commands.lti_outbox import outbox as outbox_cli
+    submit_late(world)
+    world.platform.granted.discard("https://purl.imsglobal.org/spec/lti-ags/scope/score")
+    run(world)
+    row_id = outbox(world)[0].id
+    r = CliRunner().invoke(outbox_cli, ["--database", world.database])
+    assert r.exit_code == 0 and f"{row_id:>6}  failed   alice  hw1  (Deep learning 101, graded, 1 tries)" in r.output
+    r = CliRunner().invoke(outbox_cli, ["--resend", "999", "--database", world.database])
+    assert r.exit_code == 1 and "1 of the ids given are not failed passbacks (resent: 0)" in r.output
+    r = CliRunner().invoke(outbox_cli, ["--resend", str(row_id), "--database", world.database])
+    assert r.exit_code == 0 and "1 passback(s) pending again" in r.output, r.output
+    assert audit_actions(world, "lti.passback.resend") == ["lti.passback.resend"]
+    world.platform.granted.add("https://purl.imsglobal.org/spec/lti-ags/scope/score")
+    assert run(world).sent

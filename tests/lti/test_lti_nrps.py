@@ -80,3 +80,15 @@ def test_staff_sync_a_roster_and_see_the_outbox_through_the_api(world):
     assert r.json()["created"] == 3
     r = api(world, "prof", "GET", "/lti/outbox")
     assert r.status_code == 200 and r.json() == {"items": []}
+
+
+def test_the_cli_syncs_a_roster_by_its_lms_id(world):
+    from click.testing import CliRunner
+    from grader.commands.lti_outbox import roster
+    world.platform.roster = [dict(m) for m in ROSTER]
+    r = CliRunner().invoke(roster, ["course-1", "--database", world.database])
+    assert r.exit_code == 0, r.output
+    assert r.output.strip() == ("course-1: 4 member(s) read in 3 page(s), 3 new user(s), 0 no longer active, "
+                                "1 left out (roles grader does not map)")
+    r = CliRunner().invoke(roster, ["course-9", "--database", world.database])
+    assert r.exit_code == 1 and "no LMS course 'course-9'" in r.output
