@@ -61,7 +61,7 @@ def world(tmp_path):
     from grader.db import Database
     from grader.db.models import LtiAccount, LtiContext, LtiLink, LtiMember, LtiPlatform, User
     from grader.serve.app import create_app
-    from grader.serve.lti.keys import key_set
+    from grader.serve.lti.keys import key_set, signing_key
     from grader.serve.settings import Settings
     from grader.web import install
     bank = make_bank(tmp_path)
@@ -70,8 +70,9 @@ def world(tmp_path):
     tokens = users(database, prof="instructor", alice="learner", bob="learner")
     clock = Clock("2026-12-08T12:00:00Z")
     db = Database(database)
-    with db.write() as conn:
-        tool_keys = key_set(conn, clock())
+    with db.write() as conn:    # the key set as /.well-known/jwks.json serves it (keys live on the system's clock)
+        signing_key(conn, datetime.now(timezone.utc))          # the tool's first key
+        tool_keys = key_set(conn, datetime.now(timezone.utc))
     platform = Platform(tool_keys)
     platform.start()
     with db.write() as conn:
@@ -149,7 +150,7 @@ def test_a_graded_submission_reaches_the_platform_with_the_penalty_applied_once(
     from grader.db.models import LtiLink
     with world.state.grader.db.read() as conn:
         assert conn.execute(select(LtiLink.lineitem_url)).scalar_one() == item["id"]    # kept for the next
-    assert audit_actions(world) == ["lti.passback.sent"]
+    assert audit_actions(world) == ["lti.passback"]
     assert run(world).sent == []                        # nothing left
 
 

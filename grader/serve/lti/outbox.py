@@ -313,5 +313,5 @@ def _learned(conn: Connection, job: Any) -> None:
 def _audit(conn: Connection, i: int, what: str, detail: dict[str, Any]) -> None:
     r = conn.execute(select(LtiOutbox.assessment_id, LtiOutbox.user_id, LtiOutbox.link_id)
                      .where(LtiOutbox.id == i)).one()
-    audit.write(conn, f"lti.passback.{what}", actor=ACTOR, address="service", target=f"{r.assessment_id}:{r.user_id}",
+    audit.write(conn, "lti.passback" if what == "sent" else f"lti.passback.{what}", actor=ACTOR, address="service", target=f"{r.assessment_id}:{r.user_id}",
                 detail={"outbox": i, "link": r.link_id, **detail})
