@@ -372,14 +372,9 @@ class LtiState(Base):
 
 
 class LtiOutbox(Base):
-    """A score to post to an LMS's gradebook (Assignment and Grade Services) for one learner and
-    one resource link, enqueued in the transaction of what changed it (a graded submission, a
-    review, a regrade, an extension, a release) and posted by the service's sender
-    (:mod:`grader.serve.lti.outbox`). ``status``: pending (``next_at``: when it may be tried),
-    sending (claimed by ``claimed_by`` until ``claimed_until``), sent, failed (``error``: why),
-    superseded (a newer one for the same link and learner replaced it before it was sent), held
-    (the learner's scores are not released yet). The score is grader's final one for the
-    assessment, read when it is sent and kept here (``score_given``, ...) once posted."""
+    """A score to post to an LMS gradebook (AGS) for one learner and resource link
+    (grader.serve.lti.outbox): pending (``next_at``), sending (claimed until ``claimed_until``),
+    sent, failed (``error``), superseded (by a newer one before it was sent) or held (not released)."""
 
     __tablename__ = "lti_outbox"
     __table_args__ = (Index("ix_lti_outbox_status_next", "status", "next_at"),

@@ -163,8 +163,8 @@ def resend(conn: Connection, ids: Iterable[int] | None, at: datetime, actor: str
 
 def backoff(attempts: int, rng: random.Random) -> timedelta:
     """Full jitter: uniform in [0, min(CAP, BASE x 2^(attempts-1))], at least a second."""
-    ceiling = min(CAP, BASE * (2 ** max(0, attempts - 1)))
-    return max(timedelta(seconds=1), ceiling * rng.random())
+    ceiling = min(CAP.total_seconds(), BASE.total_seconds() * 2.0 ** max(0, attempts - 1))
+    return timedelta(seconds=max(1.0, ceiling * rng.random()))
 
 
 @dataclass
