@@ -36,6 +36,12 @@ assessments:
     due: 2026-12-07 23:59
     late: {until: 2026-12-10 23:59, penalty_per_day: 10%}
     show: immediately
+  - id: hw2
+    title: Homework 2
+    problems: [17-08/practice-1.check]
+    opens: 2026-12-01 09:00
+    due: 2026-12-20 23:59
+    show: on_release
 """
 
 
@@ -308,3 +314,50 @@ def test_the_cli_lists_failed_passbacks_and_resends_them(world):
     assert audit_actions(world, "lti.passback.resend") == ["lti.passback.resend"]
     world.platform.granted.add("https://purl.imsglobal.org/spec/lti-ags/scope/score")
     assert run(world).sent
+
+
+def test_scores_not_released_are_held_until_the_release(world):
+    from grader.db.models import LtiLink
+    with world.state.grader.db.write() as conn:
+        conn.execute(insert(LtiLink).values(context_pk=1, resource_link_id="rl-2", assessment_id="hw2",
+                                            title="Homework 2", created_at=world.clock()))
+    r = api(world, "alice", "POST", "/submissions", json={"answers": {"17-08/practice-1.check": 1024}})
+    assert r.status_code == 201, r.text
+    out = run(world)
+    assert out.waiting and not out.sent and world.platform.received() == []   # hidden from her: not posted
+    assert [r.status for r in outbox(world)] == ["held"]
+    world.clock.set("2026-12-09T09:00:00Z")
+    assert api(world, "prof", "POST", "/assessments/hw2/release").status_code == 201
+    assert [(r.status, r.cause) for r in outbox(world)] == [("superseded", "graded"), ("pending", "release")]
+    assert run(world).sent
+    [score] = world.platform.received()
+    assert (score["scoreGiven"], score["scoreMaximum"], score["gradingProgress"]) == (1, 1, "FullyGraded")
+
+
+def test_an_extension_enqueues_the_learners_score_again(world):
+    submit_late(world)
+    run(world)
+    world.clock.set("2026-12-08T14:00:00Z")
+    r = api(world, "prof", "POST", "/assessments/hw1/extensions",
+            json={"learner": "alice", "due": "2026-12-12T23:59:00Z", "reason": "ill"})
+    assert r.status_code == 201, r.text
+    assert [(r.status, r.cause) for r in outbox(world)] == [("sent", "graded"), ("pending", "extension")]
+    assert run(world).sent
+    # the penalty stays what grader gave when the answer came (docs/lti-grades.md): 0.9 again, a later timestamp
+    first, second = world.platform.received()
+    assert second["scoreGiven"] == pytest.approx(0.9) and stamp(second["timestamp"]) > stamp(first["timestamp"])
+
+
+def test_two_instances_never_claim_the_same_row(world):
+    from grader.serve.lti.outbox import Sender
+    submit_late(world)
+    api(world, "prof", "POST", "/assessments/hw1/extensions",
+        json={"learner": "alice", "due": "2026-12-12T23:59:00Z", "reason": "ill"})
+    st = world.state.grader
+    other = Sender(st.db, lambda: st.engine, "best", st.lti.passback, instance="other", clock=world.clock)
+    pending = [r.id for r in outbox(world) if r.status == "pending"]
+    mine, theirs = st.lti.sender.claim(world.clock()), other.claim(world.clock())
+    assert sorted(mine + theirs) == pending and not set(mine) & set(theirs)
+    # a claim whose instance died is taken over once its lease has run out (2 minutes)
+    later = world.clock() + timedelta(minutes=3)
+    assert sorted(other.claim(later)) == pending

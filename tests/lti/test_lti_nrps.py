@@ -92,3 +92,18 @@ def test_the_cli_syncs_a_roster_by_its_lms_id(world):
                                 "1 left out (roles grader does not map)")
     r = CliRunner().invoke(roster, ["course-9", "--database", world.database])
     assert r.exit_code == 1 and "no LMS course 'course-9'" in r.output
+
+
+def test_a_launch_schedules_one_roster_sync_in_the_background(world):
+    import time
+    from grader.db.models import LtiContext
+    world.platform.roster = [dict(m) for m in ROSTER]
+    lti = world.state.grader.lti
+    assert lti.sync_after_launch(1) is True
+    deadline = time.monotonic() + 30
+    while "sub-new" not in members(world):                # bounded polling: the sync's thread
+        assert time.monotonic() < deadline, "the roster sync after the launch did not finish"
+        time.sleep(0.05)
+    with world.state.grader.db.read() as conn:
+        assert conn.execute(select(LtiContext.roster_synced_at)).scalar_one() is not None
+    assert lti.sync_after_launch(1) is False              # synced within the hour: not again
