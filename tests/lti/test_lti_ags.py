@@ -361,3 +361,21 @@ def test_two_instances_never_claim_the_same_row(world):
     # a claim whose instance died is taken over once its lease has run out (2 minutes)
     later = world.clock() + timedelta(minutes=3)
     assert sorted(other.claim(later)) == pending
+
+
+def test_a_regrade_job_enqueues_the_regraded_learners_score(world):
+    import time
+    submit_late(world)
+    run(world)
+    world.clock.set("2026-12-09T08:00:00Z")
+    r = api(world, "prof", "POST", "/regrade")
+    assert r.status_code == 202, r.text
+    deadline = time.monotonic() + 120
+    while api(world, "prof", "GET", f"/jobs/{r.json()['id']}").json()["status"] not in ("done", "failed"):
+        assert time.monotonic() < deadline, "the regrade job did not finish"
+        time.sleep(0.1)
+    assert api(world, "prof", "GET", f"/jobs/{r.json()['id']}").json()["status"] == "done"
+    assert [(r.status, r.cause) for r in outbox(world)] == [("sent", "graded"), ("pending", "regrade")]
+    assert run(world).sent
+    second = world.platform.received()[1]       # the same answers, the same late fraction kept: 0.9 again
+    assert second["scoreGiven"] == pytest.approx(0.9) and second["gradingProgress"] == "PendingManual"
