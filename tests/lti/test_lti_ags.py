@@ -379,3 +379,25 @@ def test_a_regrade_job_enqueues_the_regraded_learners_score(world):
     assert run(world).sent
     second = world.platform.received()[1]       # the same answers, the same late fraction kept: 0.9 again
     assert second["scoreGiven"] == pytest.approx(0.9) and second["gradingProgress"] == "PendingManual"
+
+
+def test_service_urls_keep_their_own_query():
+    # Moodle's AGS URLs carry ?type_id=N: a filter is added to it, the scores path goes before it
+    from grader.serve.lti.ags import filtered, scores_url
+    base = "https://moodle.test/mod/lti/services.php/2/lineitems"
+    assert filtered(base + "?type_id=1", resource_id="hw1") == base + "?type_id=1&resource_id=hw1"
+    assert scores_url(base + "/3/lineitem?type_id=1") == base + "/3/lineitem/scores?type_id=1"
+    assert scores_url("https://canvas.test/api/lti/courses/1/line_items/7/") == \
+        "https://canvas.test/api/lti/courses/1/line_items/7/scores"
+
+
+def test_the_launchs_line_item_is_used_as_given(world):
+    from sqlalchemy import update
+    from grader.db.models import LtiLink
+    item = world.platform.base + "/lineitems/1"
+    world.platform.lineitems[item] = {"id": item, "label": "From the LMS", "scoreMaximum": 3, "resourceId": "x"}
+    with world.state.grader.db.write() as conn:
+        conn.execute(update(LtiLink).values(lineitem_url=item))
+    submit_late(world)
+    assert run(world).sent
+    assert list(world.platform.lineitems) == [item] and list(world.platform.scores) == [item]   # none created

@@ -163,12 +163,11 @@ def find_lineitem(client: httpx.Client, token: str, lineitems_url: str, resource
                   resource_link_id: str) -> str | None:
     """The line item of this assessment (``resourceId``) and link (``resourceLinkId``, where the
     platform gives one) in the context's line items, following pages (bounded)."""
-    url: str | None = lineitems_url
-    params: dict[str, str] | None = {"resource_id": resource_id}
+    url: str | None = filtered(lineitems_url, resource_id=resource_id)
     for _ in range(MAX_PAGES):
         if url is None:
             return None
-        resp = send(client, "GET", url, "listing the line items", headers=_auth(token, LINEITEMS_TYPE), params=params)
+        resp = send(client, "GET", url, "listing the line items", headers=_auth(token, LINEITEMS_TYPE))
         try:
             items = resp.json()
         except ValueError:
@@ -181,8 +180,13 @@ def find_lineitem(client: httpx.Client, token: str, lineitems_url: str, resource
             if str(it.get("resourceId") or "") == resource_id and \
                     str(it.get("resourceLinkId") or resource_link_id) == resource_link_id:
                 return str(it["id"])
-        url, params = next_link(resp), None
+        url = next_link(resp)
     return None
+
+
+def filtered(url: str, **params: str) -> str:
+    """``url`` with ``params`` added to its own query (Moodle's service URLs carry ``type_id``)."""
+    return str(httpx.URL(url).copy_merge_params(params))
 
 
 def create_lineitem(client: httpx.Client, token: str, lineitems_url: str, *, label: str, score_maximum: float,
