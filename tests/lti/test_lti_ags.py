@@ -60,10 +60,26 @@ class Clock:
         return self.t
 
 
+@pytest.fixture(scope="module")
+def lti_postgres():
+    """A PostgreSQL cluster for this module's PostgreSQL cases (as tests/serve/conftest.py's)."""
+    import glob
+    import os
+    import shutil
+    from serve_helpers import Postgres, require_postgres
+    require_postgres()
+    bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    pg = Postgres(os.path.dirname(bins[-1]) if bins else os.path.dirname(shutil.which("initdb")))
+    pg.start()
+    yield pg
+    pg.stop()
+
+
 @pytest.fixture
-def world(tmp_path):
+def world(request, tmp_path):
     """grader's service (no sender thread: the test drives it) and the platform, linked: a
-    context with its line items URL, a resource link to hw1, alice a member with her account."""
+    context with its line items URL, a resource link to hw1, alice a member with her account.
+    SQLite; ``@pytest.mark.parametrize("world", ["postgresql"], indirect=True)``: PostgreSQL."""
     from grader.db import Database
     from grader.db.models import LtiAccount, LtiContext, LtiLink, LtiMember, LtiPlatform, User
     from grader.serve.app import create_app
@@ -72,7 +88,8 @@ def world(tmp_path):
     from grader.web import install
     bank = make_bank(tmp_path)
     (bank / "assessments.yaml").write_text(COURSE)
-    database = f"sqlite:///{tmp_path / 'grader.db'}"
+    database = (request.getfixturevalue("lti_postgres").new_database()
+                if getattr(request, "param", "sqlite") == "postgresql" else f"sqlite:///{tmp_path / 'grader.db'}")
     tokens = users(database, prof="instructor", alice="learner", bob="learner")
     clock = Clock("2026-12-08T12:00:00Z")
     db = Database(database)
@@ -136,6 +153,7 @@ def submit_late(app):
     return r.json()
 
 
+@pytest.mark.parametrize("world", ["sqlite", "postgresql"], indirect=True)
 def test_a_graded_submission_reaches_the_platform_with_the_penalty_applied_once(world):
     body = submit_late(world)
     first = body["results"][0]
@@ -183,6 +201,7 @@ def test_a_review_then_a_regrade_update_the_score(world):
     assert stamps == sorted(stamps) and len(set(stamps)) == 3
 
 
+@pytest.mark.parametrize("world", ["sqlite", "postgresql"], indirect=True)
 def test_the_platform_down_keeps_the_score_until_it_is_back(world):
     submit_late(world)
     world.platform.stop()                               # no server at all: connection refused
@@ -348,6 +367,7 @@ def test_an_extension_enqueues_the_learners_score_again(world):
     assert second["scoreGiven"] == pytest.approx(0.9) and stamp(second["timestamp"]) > stamp(first["timestamp"])
 
 
+@pytest.mark.parametrize("world", ["sqlite", "postgresql"], indirect=True)
 def test_two_instances_never_claim_the_same_row(world):
     from grader.serve.lti.outbox import Sender
     submit_late(world)
