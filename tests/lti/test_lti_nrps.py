@@ -47,18 +47,21 @@ def test_the_roster_sync_creates_learners_and_instructors(world):
     # 5 members on pages of 2: 3 pages; the mentor left out; alice known already (her account)
     assert (out.members, out.created, out.skipped, out.pages) == (4, 3, 1, 3)
     got = members(world)
-    assert got["sub-alice"] == ("alice", "Alice A", "learner")    # the existing user: role kept, empty name filled
+    assert got["sub-alice"] == ("alice", "Alice A", "learner")    # the existing user: the roster's name
     assert got["sub-new"] == (login_for(ISSUER, "sub-new"), "Nina New", "learner")
     assert got["sub-prof"][1:] == ("Ada Prof", "instructor") and got["sub-ta"][1:] == ("Tom Assist", "instructor")
     assert "sub-mentor" not in got
     with st.db.read() as conn:
         [line] = audit.entries(conn, action="lti.roster")
     assert line["actor"] == "prof" and line["detail"]["created"] == 3 and line["target"] == "course-1"
-    # again, with Nina deleted in the LMS: she stops being a member, nothing new is made
+    # again, with Nina deleted in the LMS and Alice made a TA: Nina stops being a member, Alice is
+    # staff now (as her launch as a TA would make her), nothing new is made
     world.platform.roster[3]["status"] = "Deleted"
+    world.platform.roster[2]["roles"] = ["TeachingAssistant"]
     out = st.lti.roster(1, actor="prof")
     assert (out.members, out.created, out.removed) == (3, 0, 1)
-    assert "sub-new" not in members(world)
+    got = members(world)
+    assert "sub-new" not in got and got["sub-alice"] == ("alice", "Alice A", "instructor")
 
 
 def test_a_roster_refused_by_the_platform_changes_nothing(world):

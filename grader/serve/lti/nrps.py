@@ -4,8 +4,9 @@ grader's users, LTI accounts (issuer + subject) and the course's members.
 
 Roles: an ``Instructor``, ``TeachingAssistant`` or ``Administrator`` of the context is an
 instructor, a ``Learner`` a learner; other roles (Mentor, ...) are left out. A user is made only
-for someone grader does not know yet (by issuer and subject); an existing user keeps their
-role (an LMS never promotes a grader account), and gets a name and e-mail where it had none.
+for someone grader does not know yet (by issuer and subject), with the login a launch would
+give them; an existing user takes the roster's name and e-mail, and an instructor of the LMS
+course becomes an instructor (never the reverse), as a launch does (grader/serve/lti/launch.py).
 A member the LMS marks ``Inactive`` or ``Deleted`` stops being a member (no more passbacks).
 The HTTP calls run outside any transaction; the roster is written in one; each sync is a line
 of the audit log.
@@ -13,6 +14,7 @@ of the audit log.
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -71,13 +73,18 @@ def ensure_user(conn: Connection, issuer: str, subject: str, *, name: str, email
     uid = conn.execute(select(LtiAccount.user_id).where(LtiAccount.issuer == issuer[:255],
                                                          LtiAccount.subject == subject[:255])).scalar()
     if uid is not None:
-        cur = conn.execute(select(User.name, User.email).where(User.id == uid)).one()
-        fill = {k: v for k, v, old in (("name", name[:200], cur.name), ("email", email[:320], cur.email))
-                if v and not old}
-        if fill:
-            conn.execute(update(User).where(User.id == uid).values(**fill))
+        changes = {k: v for k, v in (("name", name[:200]), ("email", email[:320])) if v}
+        if role == "instructor":        # the LMS's instructor is staff here; a learner is never demoted
+            changes["role"] = "instructor"
+        if changes:
+            conn.execute(update(User).where(User.id == uid).values(**changes))
         return int(uid), False
-    uid = conn.execute(insert(User).values(login=login_for(issuer, subject), name=name[:200], email=email[:320],
+    login = login_for(issuer, subject)
+    for _ in range(20):                 # an id taken by hand: another, bounded (as a launch does)
+        if conn.execute(select(User.id).where(User.login == login)).first() is None:
+            break
+        login = f"{login_for(issuer, subject)}-{secrets.token_hex(2)}"
+    uid = conn.execute(insert(User).values(login=login, name=name[:200], email=email[:320],
                                            role=role, created_at=now).returning(User.id)).scalar_one()
     conn.execute(insert(LtiAccount).values(issuer=issuer[:255], subject=subject[:255], user_id=uid, created_at=now))
     return int(uid), True
