@@ -130,6 +130,8 @@ def add_review(conn: Connection, engine: Engine, answer_id: str, reviewer: Princ
     at = at or now()            # the service's clock (State.now: Settings.now where a test sets one)
     conn.execute(insert(Review), [{"answer_id": t, "reviewer_id": reviewer.id, "score": value, "comment": comment,
                                    "rubric": list(rubric or []), "created_at": at} for t in targets])
+    from .lti.outbox import enqueue_answers              # the LMS's gradebook: in this transaction
+    enqueue_answers(conn, targets, at, "review")
     return {"answer_id": a.id, "problem": a.problem_id, "score": json_number(value, digits=6), "comment": comment,
             "rubric": applied_items(p, rubric), "reviewer": reviewer.login, "at": iso(at),
             "score_from": "given" if score is not None else "rubric", "applied_to": targets}
