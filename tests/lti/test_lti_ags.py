@@ -362,7 +362,7 @@ def test_an_extension_enqueues_the_learners_score_again(world):
     assert r.status_code == 201, r.text
     assert [(r.status, r.cause) for r in outbox(world)] == [("sent", "graded"), ("pending", "extension")]
     assert run(world).sent
-    # the penalty stays what grader gave when the answer came (docs/lti-grades.md): 0.9 again, a later timestamp
+    # the penalty stays what grader gave when the answer came (docs/lti.md, "Grades and rosters"): 0.9 again, a later timestamp
     first, second = world.platform.received()
     assert second["scoreGiven"] == pytest.approx(0.9) and stamp(second["timestamp"]) > stamp(first["timestamp"])
 

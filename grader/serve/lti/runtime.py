@@ -68,6 +68,13 @@ class Services:
         return sync(self.db, context_pk, client=self.passback.client, tokens=self.passback.tokens, key=self.key,
                     now=self.clock(), actor=actor, address=address)
 
+    def sync_after_launch_of(self, platform_id: int, context_id: str) -> bool:
+        """:meth:`sync_after_launch` of the LMS course a launch named (by its platform and context id)."""
+        with self.db.read() as conn:
+            pk = conn.execute(select(LtiContext.id).where(LtiContext.platform_id == platform_id,
+                                                          LtiContext.context_id == context_id[:255])).scalar()
+        return pk is not None and self.sync_after_launch(pk)
+
     def sync_after_launch(self, context_pk: int) -> bool:
         """A roster sync of the launch's LMS course in the background, unless one runs or ran
         within :data:`RESYNC`, or the course has no memberships URL; True if one was started."""
