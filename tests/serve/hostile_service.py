@@ -497,6 +497,10 @@ CASES: list[Case] = [
     Case("regrade-request-html-on-queue", "reviews", "GET", "/staff/review", S(200), who=None, page="prof",
          after=("escaped",)),
     # ------------------------------------------------------------ exports and pages (NAMES)
+    Case("anonymous-queue-page", "exports", "GET", "/staff/review?anonymous=1", S(200), who=None, page="prof",
+         after=("no_logins", "escaped")),
+    Case("anonymous-queue-api", "exports", "GET", "/api/v1/review?anonymous=true", S(200), who="prof",
+         after=("no_logins",)),
     Case("regrade-message-in-api", "exports", "GET", "/api/v1/review", S(200), who="prof",
          after=("json_message_kept",)),
     *(Case(f"csv-{i}", "exports", "GET", path, S(200), who="prof", after=("csv_neutral",))
