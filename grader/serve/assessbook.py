@@ -295,4 +295,15 @@ def parse_time(text: str, course: Course, where: str) -> datetime:
                        "2026-12-01T23:59:00Z)", location=where) from None
     if t.tzinfo is None:
         t = t.replace(tzinfo=ZoneInfo(course.timezone))
-    return aware(t).astimezone(timezone.utc)
+    try:
+        utc = aware(t).astimezone(timezone.utc)
+    except OverflowError:       # e.g. 9999-12-31T23:59-23:59: past the last time Python has, in UTC
+        utc = None
+    if utc is None or not EARLIEST <= utc <= LATEST:
+        raise APIError(422, f"{text[:60]!r} is out of range: a time from {EARLIEST.year} to {LATEST.year - 1}",
+                       location=where)
+    return utc
+
+
+EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(9000, 1, 1, tzinfo=timezone.utc)     # far from datetime.max: a window's arithmetic never overflows
