@@ -65,13 +65,18 @@ class Req(LtiRequest):
 
 
 class Platform:
-    def __init__(self, tool_key_set: dict[str, t.Any]) -> None:
-        self.port = free_port()
+    def __init__(self, tool_key_set: dict[str, t.Any] | None = None, *, registration: Registration | None = None,
+                 port: int | None = None) -> None:
+        """``registration``, ``port``: another platform's (tests/lti/lti_lms.py serves these
+        services beside its launches, under one issuer and key pair)."""
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        private, public = pem_pair()
-        self.registration = (Registration().set_iss(ISSUER).set_client_id(CLIENT_ID).set_deployment_id(DEPLOYMENT)
-                             .set_platform_private_key(private).set_platform_public_key(public)
-                             .set_tool_key_set(tool_key_set))
+        if registration is None:
+            private, public = pem_pair()
+            registration = (Registration().set_iss(ISSUER).set_client_id(CLIENT_ID).set_deployment_id(DEPLOYMENT)
+                            .set_platform_private_key(private).set_platform_public_key(public)
+                            .set_tool_key_set(tool_key_set or {"keys": []}))
+        self.registration = registration
         self.lineitems: dict[str, dict[str, t.Any]] = {}
         self.scores: dict[str, list[dict[str, t.Any]]] = {}
         self.roster: list[dict[str, t.Any]] = []

@@ -39,6 +39,11 @@ def _unavailable() -> str | None:
     return None
 
 
+# One Playwright per process: each test module importing ``lti_browser`` has its own session
+# fixture, and a second sync_playwright() while the first runs fails ("inside the asyncio loop").
+_SHARED: dict = {"users": 0}
+
+
 @pytest.fixture(scope="session")
 def lti_browser():
     why = _unavailable()
@@ -47,10 +52,19 @@ def lti_browser():
             pytest.fail(f"GRADER_TEST_BROWSER=require, but {why}")
         pytest.skip(why)
     from playwright.sync_api import sync_playwright
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
+    if _SHARED["users"] == 0:
+        manager = sync_playwright()
+        pw = manager.__enter__()
+        _SHARED.update(manager=manager, browser=pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                                                   args=ARGS))
+    _SHARED["users"] += 1
+    try:
+        yield _SHARED["browser"]
+    finally:
+        _SHARED["users"] -= 1
+        if _SHARED["users"] == 0:
+            _SHARED.pop("browser").close()
+            _SHARED.pop("manager").__exit__(None, None, None)
 
 
 @pytest.fixture(scope="module")

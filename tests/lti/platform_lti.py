@@ -84,7 +84,11 @@ class Platform:
         self.sent: list[dict[str, str]] = []            # the launch forms posted to the tool
         self.deep_links: list[dict[str, t.Any]] = []   # the content items of valid deep-linking responses
         self.deep_link_errors: list[str] = []
+        # the AGS and NRPS URLs a launch names (tests/lti/lti_lms.py serves them)
+        self.lineitems_url = self.local + "/ags/course-1/lineitems"
+        self.memberships_url = self.local + "/nrps/course-1/members"
         self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lti1p3platform's pieces
     def registration(self) -> Registration:
@@ -142,9 +146,8 @@ class Platform:
             launch = Launch(request, platform.conf())
             launch.set_user_data(spec["sub"], spec["roles"], spec.get("name"), spec.get("email"))
             launch.set_launch_context_claim(spec.get("context", "course-1"), context_title=platform.context_title)
-            launch.set_nrps(platform.local + "/nrps/course-1/members")
-            launch.set_ags(platform.local + "/ags/course-1/lineitems",
-                           lineitem_url=spec.get("lineitem"))
+            launch.set_nrps(platform.memberships_url)
+            launch.set_ags(platform.lineitems_url, lineitem_url=spec.get("lineitem"))
             if spec.get("kind") == "deep_link":
                 launch.set_dl(platform.browser_url + "/deep-link-return", title="Add content")
             else:
@@ -163,15 +166,21 @@ class Platform:
                 platform.deep_link_errors.append(repr(e))
                 return HTMLResponse("<p id='refused'>deep-linking response refused</p>", status_code=400)
             platform.deep_links.append({"items": items})
+            platform.place(items)
             return HTMLResponse(f"<p id='received'>received {len(items)} item(s): "
                                 f"{json.dumps([i.get('title') for i in items])}</p>")
         return app
+
+    def place(self, items: list[dict[str, t.Any]]) -> None:
+        """What the platform does with a verified deep-linking response's items (here: nothing;
+        tests/lti/lti_lms.py places them in its course)."""
 
     # ------------------------------------------------------------------ the server
     def start(self) -> "Platform":
         config = uvicorn.Config(self.app(), host="127.0.0.1", port=self.port, log_level="warning")
         self._server = uvicorn.Server(config)
-        threading.Thread(target=self._server.run, name="lti-platform", daemon=True).start()
+        self._thread = threading.Thread(target=self._server.run, name="lti-platform", daemon=True)
+        self._thread.start()
         deadline = time.monotonic() + 30
         while not self._server.started:
             if time.monotonic() > deadline:
@@ -180,5 +189,9 @@ class Platform:
         return self
 
     def stop(self) -> None:
+        """Stop the server; its port is free when this returns (:meth:`start` serves it again)."""
         if self._server is not None:
             self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=20)
+        self._server = self._thread = None
