@@ -46,3 +46,19 @@ def fuzz_seconds(request) -> float:
     if value is None:
         value = float(os.environ.get("GRADER_FUZZ_SECONDS", DEFAULT_FUZZ_SECONDS))
     return max(0.0, value)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Chromium for the browser tests (tests/web, tests/lti): one for the whole session."""
+    from browser_env import ARGS, CHROMIUM, REQUIRE, unavailable
+    why = unavailable()
+    if why:
+        if REQUIRE:
+            pytest.fail(f"GRADER_TEST_BROWSER=require, but {why}")
+        pytest.skip(why)
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()

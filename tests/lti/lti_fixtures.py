@@ -22,49 +22,10 @@ from platform_lti import COURSE  # noqa: E402
 
 
 
-REQUIRE = os.environ.get("GRADER_TEST_BROWSER", "").lower() == "require"
-CHROMIUM = os.environ.get("GRADER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-dev-shm-usage"]
-
-
-def _unavailable() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "playwright is not installed (pip install -e '.[test]')"
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        return f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"
-    return None
-
-
-# One Playwright per process: each test module importing ``lti_browser`` has its own session
-# fixture, and a second sync_playwright() while the first runs fails ("inside the asyncio loop").
-_SHARED: dict = {"users": 0}
-
-
 @pytest.fixture(scope="session")
-def lti_browser():
-    why = _unavailable()
-    if why:
-        if REQUIRE:
-            pytest.fail(f"GRADER_TEST_BROWSER=require, but {why}")
-        pytest.skip(why)
-    from playwright.sync_api import sync_playwright
-    if _SHARED["users"] == 0:
-        manager = sync_playwright()
-        pw = manager.__enter__()
-        _SHARED.update(manager=manager, browser=pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                                                   args=ARGS))
-    _SHARED["users"] += 1
-    try:
-        yield _SHARED["browser"]
-    finally:
-        _SHARED["users"] -= 1
-        if _SHARED["users"] == 0:
-            _SHARED.pop("browser").close()
-            _SHARED.pop("manager").__exit__(None, None, None)
+def lti_browser(browser):
+    """The session's one Chromium (tests/conftest.py): tests/web's tests share it."""
+    return browser
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,7 @@
 """Fixtures of the browser tests: a live `grader serve` (uvicorn on 127.0.0.1, a temporary
 SQLite database), accounts, and Debian's Chromium driven by Playwright.
 
-Playwright cannot download its own browser here: the tests launch the system's
-``/usr/bin/chromium`` (``GRADER_CHROMIUM`` to use another). Without Playwright or Chromium
-they are skipped with the reason; with ``GRADER_TEST_BROWSER=require`` (CI) they fail.
+The ``browser`` (one Chromium per test process) is tests/conftest.py's (tests/browser_env.py).
 Screenshots go to ``out/web/`` (``GRADER_SCREENSHOTS`` to change it)."""
 from __future__ import annotations
 
@@ -20,36 +18,8 @@ sys.path.insert(0, str(ROOT / "tests" / "serve"))
 
 from serve_helpers import LiveServer, make_bank, users  # noqa: E402
 
-REQUIRE = os.environ.get("GRADER_TEST_BROWSER", "").lower() == "require"
-CHROMIUM = os.environ.get("GRADER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-dev-shm-usage"]
+from browser_env import ARGS, CHROMIUM, REQUIRE  # noqa: E402,F401 (the browser fixture: tests/conftest.py)
 SHOTS = Path(os.environ.get("GRADER_SCREENSHOTS") or ROOT / "out" / "web")
-
-
-def _unavailable() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "playwright is not installed (pip install -e '.[test]')"
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        return f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"
-    return None
-
-
-@pytest.fixture(scope="session")
-def browser():
-    why = _unavailable()
-    if why:
-        if REQUIRE:
-            pytest.fail(f"GRADER_TEST_BROWSER=require, but {why}")
-        pytest.skip(why)
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
