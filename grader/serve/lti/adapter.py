@@ -6,7 +6,9 @@ and tool-configuration interfaces, the way its Django and Flask adapters impleme
 - :class:`LtiCookies`: the OIDC login's state cookie (``lti1p3-<state>``, path ``/lti``,
   httpOnly): ``SameSite=None; Secure`` over HTTPS, where the platform's cross-site form POST
   must carry it; ``SameSite=Lax`` over plain HTTP (a browser drops ``SameSite=None`` without
-  ``Secure``), where the state stored server-side is what the launch checks.
+  ``Secure``), where the state stored server-side is what the launch checks. The state is
+  stored bound to its login's nonce: a launch must bring the nonce of its own state's login;
+  over HTTPS, the cookie is required too (the launch comes from the browser that logged in).
 - :class:`DbStorage`: pylti1p3's launch-data storage in the ``lti_states`` table (every key
   expires; one global namespace, shared by every instance on the database: no session cookie).
 - :class:`DbToolConf`: the platforms and deployments registered (``grader lti add-platform``)
@@ -15,6 +17,7 @@ and tool-configuration interfaces, the way its Django and Flask adapters impleme
 """
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -44,6 +47,7 @@ COOKIE_PREFIX = "lti1p3"
 LOGIN_S = 600           # a login's state and nonce are good for 10 minutes
 LAUNCH_DATA_S = 3600    # a deep-linking launch's data, for its picker: an hour
 KEYSET_TIMEOUT_S = 10   # fetching a platform's key set
+MAX_KEYSET = 256 * 1024  # a key set is a few kB: a longer answer is refused, never read whole
 MAX_PARAM = 20_000      # an id_token is a few kB; anything longer is cut (then refused as malformed)
 
 
@@ -223,8 +227,14 @@ class LtiRedirect(Redirect[Response]):  # type: ignore[misc]  # pylti1p3: not fo
 
 
 class LtiLogin(OIDCLogin[LtiRequest, DbToolConf, DbSession, LtiCookies, Response]):  # type: ignore[misc]
+    nonce = ""          # the nonce this login issued (its state is stored bound to it)
+
     def get_redirect(self, url: str) -> Redirect[Response]:
         return LtiRedirect(url, self._cookie_service)
+
+    def _generate_nonce(self) -> str:
+        self.nonce = str(super()._generate_nonce())
+        return self.nonce
 
 
 class LtiLaunch(MessageLaunch[LtiRequest, DbToolConf, DbSession, LtiCookies]):  # type: ignore[misc]
@@ -234,6 +244,31 @@ class LtiLaunch(MessageLaunch[LtiRequest, DbToolConf, DbSession, LtiCookies]):  
     def body(self) -> dict[str, Any]:
         """The id_token's claims as decoded so far (nothing verified by this call)."""
         return dict(self._jwt.get("body", {}))
+
+    def fetch_public_key(self, key_set_url: str) -> Any:
+        """The platform's key set from its registered URL only: no redirect followed (a 3xx is
+        refused, so the URL cannot send grader's request elsewhere), at most :data:`MAX_KEYSET`
+        bytes read, a JSON object with a ``keys`` list (pylti1p3 follows redirects and reads
+        any length)."""
+        try:
+            with self._requests_session.get(key_set_url, allow_redirects=False, stream=True) as resp:
+                if resp.status_code != 200:
+                    raise LtiException(f"Invalid response from {key_set_url}: HTTP {resp.status_code}")
+                body = b""
+                for chunk in resp.iter_content(64 * 1024):
+                    body += chunk
+                    if len(body) > MAX_KEYSET:
+                        raise LtiException(f"Invalid response from {key_set_url}: over {MAX_KEYSET} bytes")
+        except requests.exceptions.RequestException as e:
+            raise LtiException(f"Error during fetch URL {key_set_url}: {e}") from e
+        try:
+            keyset = json.loads(body)
+        except (ValueError, RecursionError) as e:
+            raise LtiException(f"Invalid response from {key_set_url}: not JSON") from e
+        if not isinstance(keyset, dict) or not isinstance(keyset.get("keys"), list):
+            raise LtiException(f"Invalid response from {key_set_url}: no list of keys")
+        keyset["keys"] = [k for k in keyset["keys"] if isinstance(k, dict)]
+        return keyset
 
 
 class BoundedSession(requests.Session):
@@ -270,7 +305,8 @@ def login(db: Database, params: Mapping[str, str], cookies: Mapping[str, str], s
     platform = conf.find_platform(request.get_param("iss"), request.get_param("client_id"))
     if deployment and platform is not None and deployment not in platform.deployments:
         raise UnknownDeployment("the login names a deployment not registered for this platform")
-    response: Response = LtiLogin(request, conf, session, cookies_).redirect(launch_url)
-    for state in cookies_.states:
-        session.storage.set_value(state, True, LOGIN_S)
+    oidc = LtiLogin(request, conf, session, cookies_)
+    response: Response = oidc.redirect(launch_url)
+    for state in cookies_.states:       # bound to this login's nonce: a state fits only its own id_token
+        session.storage.set_value(state, {"nonce": oidc.nonce}, LOGIN_S)
     return response

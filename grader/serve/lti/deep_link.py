@@ -6,6 +6,7 @@ scoreMaximum: its points, resourceId: its id) and its dates (``available.startDa
 it opens; ``submission.endDateTime``: its due date)."""
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -25,6 +26,7 @@ from .launch import Refused
 
 SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
 PREFIX = "dl-"
+HOST_PORT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})(?::[0-9]{1,5})?")
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,10 @@ def answer(db: Database, launch_id: str, choice: Choice, launch_url: str, now: d
     settings = claims.get(SETTINGS) or {}
     url = settings.get("deep_link_return_url") if isinstance(settings, dict) else None
     parsed = urlsplit(url) if isinstance(url, str) else None
-    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.netloc:
+    # the origin goes into the page's Content-Security-Policy (form-action): a host and a port,
+    # nothing else (a ';' or a space there would add directives of the platform's choosing)
+    if (parsed is None or parsed.scheme not in ("http", "https") or len(str(url)) > 2000
+            or not HOST_PORT.fullmatch(parsed.netloc)):
         raise Refused(400, "bad_message", "The deep-linking request carries no valid return URL.")
     item = (LineItem().set_label(choice.title).set_score_maximum(choice.points).set_resource_id(choice.id))
     link = (AssessmentLink(_iso(choice.opens), _iso(choice.due)).set_title(choice.title).set_url(launch_url)

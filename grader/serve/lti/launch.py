@@ -17,7 +17,9 @@ and the audit line ``lti.launch``.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -69,25 +71,38 @@ class Verified:
 
 
 def role_of(roles: object) -> str | None:
-    """grader's role for the LTI roles claim: instructor for Instructor, Administrator or
-    TeachingAssistant (context or institution roles of LIS v2, or their short names), learner for
-    Learner (or Student); None when none of them is there."""
-    found = set()
+    """grader's role for the LTI roles claim. The context (course) roles decide: instructor for
+    Instructor, Administrator or TeachingAssistant (``…/membership#…`` of LIS v2 and their
+    sub-roles, or their short names), learner for Learner (or Student). Institution and system
+    roles never outweigh them: Canvas sends ``institution/person#Instructor`` for anyone who
+    teaches *some* course, and a teacher of another course who is a learner in this one is a
+    learner here. Only with no context role at all does an institution or system Administrator
+    (an LMS administrator opening a course) count as instructor. None: no role grader serves."""
+    context, admin = set(), False
     for r in roles if isinstance(roles, list) else []:
         if not isinstance(r, str):
             continue
-        if r.startswith(LIS):
-            name = r.rpartition("#")[2] if "#" in r else r.rpartition("/")[2]
-        elif ":" in r or "/" in r:
-            continue                # another vocabulary
-        else:
-            name = r
-        found.add(name)
-    if found & STAFF:
+        if r.startswith(LIS + "membership"):
+            context.add(r.rpartition("#")[2] if "#" in r else r.rpartition("/")[2])
+        elif r.startswith((LIS + "institution/", LIS + "system/")):
+            admin = admin or r.rpartition("#")[2] == "Administrator"
+        elif ":" not in r and "/" not in r:     # LTI's short names are context roles
+            context.add(r)
+    if context & STAFF:
         return "instructor"
-    if found & LEARNERS:
+    if context & LEARNERS:
         return "learner"
-    return None
+    return "instructor" if admin and not context else None
+
+
+def _audience(claims: dict[str, Any], client_id: str) -> None:
+    """OIDC Core 3.1.3.7 (LTI's security framework): ``aud`` contains the tool's client id; with
+    several audiences, ``azp`` is required; ``azp``, when present, is the tool's client id."""
+    aud, azp = claims.get("aud"), claims.get("azp")
+    auds = aud if isinstance(aud, list) else [aud]
+    if client_id not in auds or (len(auds) > 1 and azp is None) or (azp is not None and azp != client_id):
+        raise Refused(401, "bad_audience", "This launch was not issued for this grader (its audience or "
+                                           "authorized party is another tool).")
 
 
 def _step(status: int, reason: str, message: str, fn: Any) -> None:
@@ -127,6 +142,7 @@ def verify(launch: LtiLaunch, db: Database, course_ids: set[str]) -> Verified:
                                    "registered with this grader.", launch.validate_registration)
     platform = launch.get_tool_conf().platform
     assert platform is not None
+    _audience(claims, platform.client_id)
     try:
         launch.validate_jwt_signature()
     except LtiException as e:
@@ -160,8 +176,10 @@ def verify(launch: LtiLaunch, db: Database, course_ids: set[str]) -> Verified:
     if not session.check_nonce(nonce):
         raise Refused(401, "unknown_nonce", "This launch's nonce was not issued by this grader's login, or has "
                                             "expired; open the tool again from your course.")
+    stored = session.storage.get_value(state)
+    bound = isinstance(stored, dict) and hmac.compare_digest(str(stored.get("nonce", "")), nonce)
     cookie = launch._cookie_service.get_cookie(state)
-    if cookie != state and not session.storage.check_value(state):
+    if not bound or (req.is_secure() and cookie != state):
         raise Refused(401, "bad_state", "This launch's state is unknown or has expired (the login did not start "
                                         "here, or took too long); open the tool again from your course.")
     kind = claims.get(MESSAGE_TYPE)
@@ -238,8 +256,16 @@ def login_for(issuer: str, subject: str) -> str:
     return "lti-" + hashlib.sha256(f"{issuer}\n{subject}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+BIDI = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def _text(x: object, n: int) -> str:
-    return x.strip()[:n] if isinstance(x, str) else ""
+    """A claim's text as kept: control characters (a newline, a terminal's escape) and bidi
+    overrides (which make a name read as another on staff pages and in a terminal) dropped,
+    spaces trimmed, at most ``n`` characters."""
+    if not isinstance(x, str):
+        return ""
+    return "".join(c for c in x if c not in BIDI and unicodedata.category(c) != "Cc").strip()[:n]
 
 
 def _user(conn: Connection, v: Verified) -> Principal:
