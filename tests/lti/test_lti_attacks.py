@@ -234,6 +234,27 @@ def test_a_name_with_control_and_bidi_characters_is_kept_clean_and_bounded(lti_l
     assert u.email == "eveBcc: all@uni.example"
 
 
+def test_subjects_are_kept_exactly_two_that_differ_are_two_users(lti_live):
+    """A subject was trimmed and cut to 255: " dup " and "dup" (or two 256-character subjects
+    sharing 255) were one grader user for two people."""
+    p = lti_live.platform
+    for sub in ("dup-sub", " dup-sub"):
+        state, nonce, cookies = _login(lti_live)
+        _ok(_post(lti_live, _claims(p, nonce, sub=sub), state, cookies))
+    assert _user(lti_live, p.issuer, "dup-sub").id != _user(lti_live, p.issuer, " dup-sub").id
+
+
+@pytest.mark.parametrize("changes", [{"sub": "s" * 256}, {"/context": {"id": "c" * 256}},
+                                     {"/resource_link": {"id": "r" * 256}}])
+def test_an_identifier_longer_than_its_column_is_refused(lti_live, changes):
+    """Cut to 255, a 256-character context id was stored cut, then never found again (its second
+    launch failed on the unique key and was called a replay); a long subject merged two people."""
+    state, nonce, cookies = _login(lti_live)
+    before = _counts(lti_live)
+    _assert_refused(lti_live, _post(lti_live, _claims(lti_live.platform, nonce, **changes), state, cookies), 400,
+                    "bad_message", before)
+
+
 # ------------------------------------------------------------------ deep linking
 
 def _picker(live, return_url: str) -> dict[str, str]:

@@ -44,6 +44,7 @@ NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 RESOURCE, DEEP_LINKING = "LtiResourceLinkRequest", "LtiDeepLinkingRequest"
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/"
+MAX_ID = 255                        # sub, context id, resource link id (OIDC: sub is at most 255)
 STAFF = {"Instructor", "Administrator", "TeachingAssistant"}
 LEARNERS = {"Learner", "Student"}
 
@@ -191,6 +192,12 @@ def verify(launch: LtiLaunch, db: Database, course_ids: set[str]) -> Verified:
     context = claims.get(CONTEXT)
     if not isinstance(context, dict) or not isinstance(context.get("id"), str) or not context["id"]:
         raise Refused(400, "missing_claim", "The launch names no course (context claim).")
+    # identifiers are kept whole or not at all: cut to the columns' 255, two long ones would be one
+    link = claims.get(RESOURCE_LINK)
+    ids = [claims.get("sub"), context["id"]] + ([link.get("id")] if isinstance(link, dict) else [])
+    if not all(isinstance(i, str) and 0 < len(i) <= MAX_ID for i in ids):
+        raise Refused(400, "bad_message", f"The launch's user (sub), course or link id is empty or longer than "
+                                          f"{MAX_ID} characters.")
     role = role_of(claims.get(ROLES))
     if role is None:
         raise Refused(403, "no_role", "Your role in this course is neither instructor nor learner; grader only "
@@ -270,7 +277,7 @@ def _text(x: object, n: int) -> str:
 
 def _user(conn: Connection, v: Verified) -> Principal:
     c = v.claims
-    subject = _text(c.get("sub"), 255)
+    subject = str(c["sub"])             # exactly as signed (checked: 1 to 255 characters)
     name = _text(c.get("name"), 200) or " ".join(p for p in (_text(c.get("given_name"), 100),
                                                               _text(c.get("family_name"), 99)) if p)
     email = _text(c.get("email"), 320)
