@@ -24,7 +24,7 @@ def _fail(e: Exception) -> click.ClickException:
 
 @click.group("lti")
 def lti() -> None:
-    """LTI 1.3: `add-platform`, `add-deployment`, `list`, `keys`, `config`."""
+    """LTI 1.3: `add-platform`, `add-deployment`, `list`, `keys`, `config`; `outbox`, `roster`."""
 
 
 @lti.command("add-platform")
@@ -149,3 +149,10 @@ def config(url: str, title: str) -> None:
         click.echo(json.dumps(registry.tool_configuration(url, title), indent=2))
     except registry.LtiError as e:
         raise _fail(e) from None
+
+
+# grade passbacks and rosters (LTI Advantage services): grader/commands/lti_outbox.py
+from .lti_outbox import outbox, roster  # noqa: E402
+
+lti.add_command(outbox)
+lti.add_command(roster)

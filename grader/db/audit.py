@@ -45,7 +45,8 @@ CLI = "cli"
 ACTIONS = ("token.issued", "token.revoked", "login", "login.failed", "auth.failed", "batch.uploaded", "regrade",
            "review", "review.request", "review.response", "export", "db.upgrade", "db.backup", "extension.granted",
            "extension.revoked", "release", "view_as", "lti.platform", "lti.deployment", "lti.keys", "lti.launch",
-           "lti.refused", "lti.deep_link", "lti.passback", "lti.passback.failed", "lti.roster")
+           "lti.refused", "lti.deep_link", "lti.passback", "lti.passback.failed", "lti.passback.resend", "lti.roster",
+           "lti.roster.failed")
 
 
 def operator() -> str:

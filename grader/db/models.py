@@ -369,3 +369,30 @@ class LtiState(Base):
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     value: Mapped[Any] = mapped_column(JSON)
     expires_at: Mapped[float] = mapped_column(Float, index=True)      # seconds since the epoch
+
+
+class LtiOutbox(Base):
+    """A score to post to an LMS gradebook (AGS) for one learner and resource link
+    (grader.serve.lti.outbox): pending (``next_at``), sending (claimed until ``claimed_until``),
+    sent, failed (``error``), superseded (by a newer one before it was sent) or held (not released)."""
+
+    __tablename__ = "lti_outbox"
+    __table_args__ = (Index("ix_lti_outbox_status_next", "status", "next_at"),
+                      Index("ix_lti_outbox_link_user", "link_id", "user_id"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    link_id: Mapped[int] = mapped_column(ForeignKey("lti_links.id"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    assessment_id: Mapped[str] = mapped_column(String(200))
+    cause: Mapped[str] = mapped_column(String(40))
+    timestamp: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    score_given: Mapped[float | None] = mapped_column(Float, nullable=True)
+    score_maximum: Mapped[float | None] = mapped_column(Float, nullable=True)
+    grading_progress: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -40,5 +40,7 @@ class Settings:
     web_secret: bytes | None = None # signs the pages' sessions (grader.serve.secret); None: made at start
     job_executor: Any = None        # makes the job executor (on_progress) -> JobExecutor; None: local processes
     #                                 (`--scheduler`: a Dask cluster's, grader.cluster.jobs.DaskJobExecutor)
+    lti_interval_s: float = 5.0     # the LTI outbox's sender looks for scores to post this often (0: no sender;
+    #                                 tests drive grader.serve.lti.outbox.Sender.run_once themselves)
     now: Callable[[], datetime] | None = None   # the clock of assessments' windows (UTC); None: the system's
     #                                             (tests set one: grader.serve.course.clock)

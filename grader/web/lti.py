@@ -104,6 +104,8 @@ async def launch(request: Request) -> Response:
     request.state.who = who
     resp = page(request, "lti_landing.html", target=target, title=a.title if a else v.assessment)
     await start_session(request, who, resp)
+    # the LMS course's roster, in the background (at most one sync per course an hour)
+    await anyio.to_thread.run_sync(state.lti.sync_after_launch_of, v.platform_id, str(v.claims[lti.CONTEXT]["id"]))
     return resp
 
 
