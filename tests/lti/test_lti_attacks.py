@@ -18,7 +18,7 @@ import pytest
 from jwcrypto.jwk import JWK
 from sqlalchemy import select
 
-from grader.db.models import LtiAccount, User
+from grader.db.models import LtiAccount, LtiContext, LtiLink, User
 from lti_fixtures import lti_live  # noqa: F401 (fixture)
 from platform_lti import INSTRUCTOR, LEARNER
 from serve_helpers import free_port
@@ -253,6 +253,26 @@ def test_an_identifier_longer_than_its_column_is_refused(lti_live, changes):
     before = _counts(lti_live)
     _assert_refused(lti_live, _post(lti_live, _claims(lti_live.platform, nonce, **changes), state, cookies), 400,
                     "bad_message", before)
+
+
+def test_service_urls_grader_may_not_call_are_not_kept(lti_live):
+    """The launch's roster and line-item URLs are where grader later sends the platform's access
+    token and the scores: plain http to a non-loopback host (10.0.0.7: an internal address),
+    another scheme, or a URL over 1000 characters (cut, another URL) is not kept."""
+    p = lti_live.platform
+    state, nonce, cookies = _login(lti_live)
+    claims = _claims(p, nonce, **{
+        "/context": {"id": "course-ssrf"}, "/resource_link": {"id": "link-ssrf"},
+        "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice":
+            {"context_memberships_url": "http://10.0.0.7/admin/members", "service_versions": ["2.0"]},
+        "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint":
+            {"lineitems": "file:///etc/passwd", "lineitem": "https://lms.example/" + "l" * 1000,
+             "scope": ["https://purl.imsglobal.org/spec/lti-ags/scope/score"]}})
+    _ok(_post(lti_live, claims, state, cookies))
+    with lti_live.db.read() as conn:
+        ctx = conn.execute(_all(LtiContext).where(LtiContext.context_id == "course-ssrf")).one()
+        link = conn.execute(_all(LtiLink).where(LtiLink.resource_link_id == "link-ssrf")).one()
+    assert (ctx.memberships_url, ctx.lineitems_url, link.lineitem_url) == (None, None, None)
 
 
 # ------------------------------------------------------------------ deep linking

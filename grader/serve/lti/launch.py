@@ -35,6 +35,7 @@ from grader.db.models import (LtiAccount, LtiContext, LtiLink, LtiMember, LtiNon
                               now)
 from grader.serve.auth import Principal, new_token, token_hash, token_prefix
 
+from . import registry
 from .adapter import LtiLaunch
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -308,14 +309,26 @@ def _user(conn: Connection, v: Verified) -> Principal:
     return Principal(u.id, u.login, u.name, u.role, tid)
 
 
+def service_url(x: object) -> str | None:
+    """A service URL of the claims (roster, line items, a line item) kept only if grader may call
+    it: absolute https (plain http only to a loopback host, as in tests), at most 1000 characters
+    (never cut: a cut URL is another URL). grader sends the platform's access token there."""
+    if not isinstance(x, str) or len(x) > 1000:
+        return None
+    try:
+        return registry.check_url(x, "service URL")
+    except registry.LtiError:
+        return None
+
+
 def _services(c: dict[str, Any]) -> dict[str, Any]:
     nrps, ags = c.get(NRPS), c.get(AGS)
     out: dict[str, Any] = {}
-    if isinstance(nrps, dict) and isinstance(nrps.get("context_memberships_url"), str):
-        out["memberships_url"] = nrps["context_memberships_url"][:1000]
+    if isinstance(nrps, dict) and service_url(nrps.get("context_memberships_url")):
+        out["memberships_url"] = service_url(nrps["context_memberships_url"])
     if isinstance(ags, dict):
-        if isinstance(ags.get("lineitems"), str):
-            out["lineitems_url"] = ags["lineitems"][:1000]
+        if service_url(ags.get("lineitems")):
+            out["lineitems_url"] = service_url(ags["lineitems"])
         if isinstance(ags.get("scope"), list):
             out["ags_scopes"] = [s for s in ags["scope"] if isinstance(s, str)][:20]
     return out
@@ -348,7 +361,7 @@ def _member(conn: Connection, ctx: int, user_id: int, roles: object) -> None:
 def _link(conn: Connection, ctx: int, c: dict[str, Any], assessment: str) -> None:
     rl = c.get(RESOURCE_LINK) or {}
     ags = c.get(AGS)
-    lineitem = ags.get("lineitem") if isinstance(ags, dict) and isinstance(ags.get("lineitem"), str) else None
+    lineitem = service_url(ags.get("lineitem")) if isinstance(ags, dict) else None
     row = conn.execute(select(LtiLink.id, LtiLink.lineitem_url).where(
         LtiLink.context_pk == ctx, LtiLink.resource_link_id == str(rl["id"])[:255])).first()
     if row is None:
