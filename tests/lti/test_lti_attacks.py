@@ -181,6 +181,10 @@ def test_a_hostile_second_lms_cannot_speak_for_the_first(lti_live, keys):
     before = _counts(lti_live)
     _assert_refused(lti_live, _post(lti_live, _claims(p, nonce), state, cookies, key=OTHER_KEY[0], kid=OTHER_KEY[2]),
                     401, "bad_signature", before)
+    # A's own token with the state and nonce of a login started for B
+    state, nonce, _ = _login_at(lti_live, b, "client-b")
+    before = _counts(lti_live)
+    _assert_refused(lti_live, _post(lti_live, _claims(p, nonce), state), 401, "bad_state", before)
     # A's token naming B's deployment, with an instructor's role
     state, nonce, cookies = _login(lti_live)
     before = _counts(lti_live)
@@ -232,6 +236,25 @@ def test_a_name_with_control_and_bidi_characters_is_kept_clean_and_bounded(lti_l
     # "Eve" + "[2J" (the escape's printable rest) + "<b>x</b>" = 14 characters, then 186 'A's: 200
     assert u.name == "Eve[2J<b>x</b>" + "A" * 186
     assert u.email == "eveBcc: all@uni.example"
+
+
+def test_a_derived_login_already_taken_is_never_taken_over(lti_live):
+    """A staff account made by hand whose login is what an LTI subject derives to: the launch
+    makes another user (a suffix), the staff account keeps its role and name."""
+    from grader.db.models import now
+    from grader.serve.lti.launch import login_for
+    p = lti_live.platform
+    taken = login_for(p.issuer, "collide")
+    with lti_live.db.write() as conn:
+        conn.execute(User.__table__.insert().values(login=taken, name="Staff Person", email="", role="instructor",
+                                                    created_at=now()))
+    state, nonce, cookies = _login(lti_live)
+    _ok(_post(lti_live, _claims(p, nonce, sub="collide", name="Mallory"), state, cookies))
+    mallory = _user(lti_live, p.issuer, "collide")
+    with lti_live.db.read() as conn:
+        staff = conn.execute(_all(User).where(User.login == taken)).one()
+    assert mallory.id != staff.id and mallory.login.startswith(taken + "-") and mallory.role == "learner"
+    assert (staff.name, staff.role) == ("Staff Person", "instructor")
 
 
 def test_subjects_are_kept_exactly_two_that_differ_are_two_users(lti_live):

@@ -7,7 +7,8 @@ and tool-configuration interfaces, the way its Django and Flask adapters impleme
   httpOnly): ``SameSite=None; Secure`` over HTTPS, where the platform's cross-site form POST
   must carry it; ``SameSite=Lax`` over plain HTTP (a browser drops ``SameSite=None`` without
   ``Secure``), where the state stored server-side is what the launch checks. The state is
-  stored bound to its login's nonce: a launch must bring the nonce of its own state's login;
+  stored bound to its login's nonce and platform: a launch must bring the nonce of its own
+  state's login, from that login's platform;
   over HTTPS, the cookie is required too (the launch comes from the browser that logged in).
 - :class:`DbStorage`: pylti1p3's launch-data storage in the ``lti_states`` table (every key
   expires; one global namespace, shared by every instance on the database: no session cookie).
@@ -307,6 +308,8 @@ def login(db: Database, params: Mapping[str, str], cookies: Mapping[str, str], s
         raise UnknownDeployment("the login names a deployment not registered for this platform")
     oidc = LtiLogin(request, conf, session, cookies_)
     response: Response = oidc.redirect(launch_url)
-    for state in cookies_.states:       # bound to this login's nonce: a state fits only its own id_token
-        session.storage.set_value(state, {"nonce": oidc.nonce}, LOGIN_S)
+    found = conf.platform
+    assert found is not None            # the login found its platform (else pylti1p3 raised)
+    for state in cookies_.states:       # bound to this login's nonce and platform: it fits only its own id_token
+        session.storage.set_value(state, {"nonce": oidc.nonce, "platform": found.id}, LOGIN_S)
     return response

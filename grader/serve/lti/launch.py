@@ -179,7 +179,8 @@ def verify(launch: LtiLaunch, db: Database, course_ids: set[str]) -> Verified:
         raise Refused(401, "unknown_nonce", "This launch's nonce was not issued by this grader's login, or has "
                                             "expired; open the tool again from your course.")
     stored = session.storage.get_value(state)
-    bound = isinstance(stored, dict) and hmac.compare_digest(str(stored.get("nonce", "")), nonce)
+    bound = (isinstance(stored, dict) and hmac.compare_digest(str(stored.get("nonce", "")), nonce)
+             and stored.get("platform") == platform.id)
     cookie = launch._cookie_service.get_cookie(state)
     if not bound or (req.is_secure() and cookie != state):
         raise Refused(401, "bad_state", "This launch's state is unknown or has expired (the login did not start "
