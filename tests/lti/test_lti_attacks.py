@@ -9,6 +9,7 @@ import base64
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -365,6 +366,72 @@ def test_a_huge_key_set_is_not_read_whole(lti_live, keys):
                      **{"/deployment_id": "dep-d"})
     before = _counts(lti_live)
     _assert_refused(lti_live, _post(lti_live, claims, state), 401, "keyset_unavailable", before)
+
+
+def test_the_key_set_is_kept_a_flood_of_forged_launches_does_not_fetch_it_each_time(lti_live, keys):
+    """Two good launches and three with a kid the platform lacks, within 30 s: one fetch (each
+    launch fetched it before, so forged launches made grader wait on the LMS once per request)."""
+    p = lti_live.platform
+    keys.routes["/jwks-e"] = (200, {}, httpx.get(p.local + "/jwks", timeout=30).content)
+    _register(lti_live, "https://lms-e.example", "client-e", keys.url + "/jwks-e", "dep-e")
+    e = {"iss": "https://lms-e.example", "aud": "client-e", "azp": "client-e", "/deployment_id": "dep-e"}
+    for _ in range(2):
+        state, nonce, _ = _login_at(lti_live, "https://lms-e.example", "client-e")
+        _ok(_post(lti_live, _claims(p, nonce, **e), state))
+    for _ in range(3):
+        state, nonce, _ = _login_at(lti_live, "https://lms-e.example", "client-e")
+        before = _counts(lti_live)
+        _assert_refused(lti_live, _post(lti_live, _claims(p, nonce, **e), state, key=OTHER_KEY[0], kid=OTHER_KEY[2]),
+                        401, "bad_signature", before)
+    assert keys.hits.count("/jwks-e") == 1
+
+
+def test_a_kid_the_kept_key_set_lacks_is_looked_up_again_after_30_s(lti_live, keys):
+    """In process (a clock): the kept set lacks the kid; at +10 s no fetch, at +31 s one."""
+    from grader.serve.lti.adapter import DbSession, DbStorage, LtiCookies, LtiLaunch, LtiRequest, DbToolConf
+    p = lti_live.platform
+    keys.routes["/jwks-f"] = keys.routes["/jwks-b"]            # OTHER_KEY only
+    _register(lti_live, "https://lms-f.example", "client-f", keys.url + "/jwks-f", "dep-f")
+    t = [time.time()]
+
+    def launch_with_kid():
+        token = jwt.encode({"iss": "https://lms-f.example", "aud": "client-f"}, p.private_pem, algorithm="RS256",
+                           headers={"kid": p.kid})
+        req = LtiRequest({"id_token": token}, {}, False)
+        storage = DbStorage(lti_live.db, clock=lambda: t[0])
+        launch = LtiLaunch(req, DbToolConf(lti_live.db), DbSession(req, storage), LtiCookies(req))
+        launch.set_auto_validation(False)
+        launch.validate_jwt_format().validate_registration()
+        with pytest.raises(Exception, match="Unable to find public key"):
+            launch.get_public_key()
+    launch_with_kid()
+    assert keys.hits.count("/jwks-f") == 1
+    t[0] += 10
+    launch_with_kid()
+    assert keys.hits.count("/jwks-f") == 1
+    t[0] += 21
+    launch_with_kid()
+    assert keys.hits.count("/jwks-f") == 2
+
+
+@pytest.mark.parametrize("key", [
+    {"kty": "EC", "crv": "P-256", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+     "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},                  # an EC key named RS256
+    {"kty": "RSA", "n": "AQAB", "e": "AQAB"},                                # a 16-bit "RSA" key
+    {"kty": "RSA", "n": "!!!", "e": "AQAB"}])                                # not base64url
+def test_a_key_set_with_a_key_that_cannot_be_used_is_refused_not_a_server_error(lti_live, keys, key):
+    """A (hostile or broken) LMS publishes, under the id_token's kid, a key PyJWT or jwcrypto
+    cannot use for RS256: their exceptions were not LtiExceptions, the launch answered 500 (the
+    16-bit key held: PyJWT refuses it as a bad signature)."""
+    p = lti_live.platform
+    n = len(keys.routes)
+    keys.routes[f"/bad-{n}"] = (200, {}, json.dumps({"keys": [{**key, "kid": p.kid, "alg": "RS256"}]}).encode())
+    iss = f"https://lms-bad{n}.example"
+    _register(lti_live, iss, "client-x", keys.url + f"/bad-{n}", "dep-x")
+    state, nonce, _ = _login_at(lti_live, iss, "client-x")
+    before = _counts(lti_live)
+    claims = _claims(p, nonce, iss=iss, aud="client-x", azp="client-x", **{"/deployment_id": "dep-x"})
+    _assert_refused(lti_live, _post(lti_live, claims, state), 401, "bad_signature", before)
 
 
 # ------------------------------------------------------------------ huge and odd requests

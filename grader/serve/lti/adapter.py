@@ -18,11 +18,13 @@ and tool-configuration interfaces, the way its Django and Flask adapters impleme
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import jwt
 import requests
 
 from pylti1p3.cookie import CookieService
@@ -49,6 +51,8 @@ LOGIN_S = 600           # a login's state and nonce are good for 10 minutes
 LAUNCH_DATA_S = 3600    # a deep-linking launch's data, for its picker: an hour
 KEYSET_TIMEOUT_S = 10   # fetching a platform's key set
 MAX_KEYSET = 256 * 1024  # a key set is a few kB: a longer answer is refused, never read whole
+KEYSET_CACHE_S = 300    # a platform's key set is kept (lti_states, every instance) for 5 minutes ...
+KEYSET_REFRESH_S = 30   # ... and read again sooner for a kid it lacks, but at most every 30 s
 MAX_PARAM = 20_000      # an id_token is a few kB; anything longer is cut (then refused as malformed)
 
 
@@ -127,6 +131,9 @@ class DbStorage(LaunchDataStorage[Any]):  # type: ignore[misc]  # pylti1p3: not 
 
     def check_value(self, key: str) -> bool:
         return self.get_value(key) is not None
+
+    def now(self) -> float:
+        return self._clock()
 
     def take(self, key: str) -> Any:
         """The value, deleted (None if absent or expired): a one-time value is used once."""
@@ -246,6 +253,47 @@ class LtiLaunch(MessageLaunch[LtiRequest, DbToolConf, DbSession, LtiCookies]):  
         """The id_token's claims as decoded so far (nothing verified by this call)."""
         return dict(self._jwt.get("body", {}))
 
+    def get_public_key(self) -> tuple[str | bytes, str]:
+        """The key of the id_token's ``kid`` from the platform's key set as kept (see
+        :data:`KEYSET_CACHE_S`); read again for a kid it lacks once it is older than
+        :data:`KEYSET_REFRESH_S`: a flood of forged launches cannot make grader fetch the key set
+        (and wait on it, a thread each) once per request, and a platform's new key is still found."""
+        url = str(self._registration.get_key_set_url())
+        storage: DbStorage = self.get_session_service().storage
+        kept = storage.get_value(_keyset_key(url))
+        if isinstance(kept, dict) and isinstance(kept.get("keys"), dict):
+            self._registration.set_key_set(kept["keys"])
+            try:
+                return self._key()
+            except LtiException:
+                if storage.now() - float(kept.get("at", 0)) < KEYSET_REFRESH_S:
+                    raise
+            self._registration.set_key_set(None)
+        keyset = self.fetch_public_key(url)
+        storage.set_value(_keyset_key(url), {"at": storage.now(), "keys": keyset}, KEYSET_CACHE_S)
+        self._registration.set_key_set(keyset)
+        return self._key()
+
+    def _key(self) -> tuple[str | bytes, str]:
+        """pylti1p3's key lookup; a key the platform publishes that jwcrypto cannot read (its
+        own exception types, which pylti1p3 lets through) is an LtiException too."""
+        try:
+            public, alg = super().get_public_key()
+        except LtiException:
+            raise
+        except Exception as e:      # jwcrypto's InvalidJWKValue & co: a hostile or broken key set
+            raise LtiException(f"Can't use the platform's key: {type(e).__name__}") from None
+        return public, str(alg)
+
+    def validate_jwt_signature(self) -> "LtiLaunch":
+        """pylti1p3's check; a key PyJWT cannot use for the token's algorithm (an EC key named
+        RS256, say: ``InvalidKeyError``, not an ``InvalidTokenError``) is an LtiException too."""
+        try:
+            super().validate_jwt_signature()
+        except jwt.PyJWTError as e:
+            raise LtiException(f"Can't use the platform's key: {type(e).__name__}") from None
+        return self
+
     def fetch_public_key(self, key_set_url: str) -> Any:
         """The platform's key set from its registered URL only: no redirect followed (a 3xx is
         refused, so the URL cannot send grader's request elsewhere), at most :data:`MAX_KEYSET`
@@ -270,6 +318,10 @@ class LtiLaunch(MessageLaunch[LtiRequest, DbToolConf, DbSession, LtiCookies]):  
             raise LtiException(f"Invalid response from {key_set_url}: no list of keys")
         keyset["keys"] = [k for k in keyset["keys"] if isinstance(k, dict)]
         return keyset
+
+
+def _keyset_key(url: str) -> str:
+    return "keyset-" + hashlib.sha256(url.encode()).hexdigest()[:40]
 
 
 class BoundedSession(requests.Session):
