@@ -460,6 +460,20 @@ def test_a_huge_form_is_refused_without_a_server_error(lti_live):
         {k: v for k, v in before.items() if k != "refused"}
 
 
+def test_an_id_token_in_the_query_string_is_not_read(lti_live):
+    """The login asks for response_mode=form_post: an id_token and state in the launch's URL (which
+    access logs and proxies keep) are not read; the form's are."""
+    state, nonce, cookies = _login(lti_live)
+    p = lti_live.platform
+    token = jwt.encode(_claims(p, nonce), p.private_pem, algorithm="RS256", headers={"kid": p.kid})
+    before = _counts(lti_live)
+    r = httpx.post(lti_live.url + "/lti/launch", params={"id_token": token, "state": state}, cookies=cookies,
+                   timeout=30)
+    _assert_refused(lti_live, r, 400, "missing_param", before)
+    _ok(httpx.post(lti_live.url + "/lti/launch", data={"id_token": token, "state": state}, cookies=cookies,
+                   timeout=30))
+
+
 # ------------------------------------------------------------------ the session
 
 def test_a_session_cookie_set_before_the_launch_does_not_survive_it(lti_live):
