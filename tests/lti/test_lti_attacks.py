@@ -231,8 +231,10 @@ def test_a_name_with_control_and_bidi_characters_is_kept_clean_and_bounded(lti_l
     pages. 500 'A's: cut to 200."""
     state, nonce, cookies = _login(lti_live)
     name = "Eve\x1b[2J\u202e<b>x</b>\n\x00" + "A" * 500
-    _ok(_post(lti_live, _claims(lti_live.platform, nonce, sub="eve-ctl", name=name,
-                                email="eve\r\nBcc: all@uni.example"), state, cookies))
+    r = _post(lti_live, _claims(lti_live.platform, nonce, sub="eve-ctl", name=name,
+                                email="eve\r\nBcc: all@uni.example"), state, cookies)
+    _ok(r)
+    assert "Signed in as Eve[2J&lt;b&gt;x&lt;/b&gt;AAA" in r.text and "<b>" not in r.text    # the landing page
     u = _user(lti_live, lti_live.platform.issuer, "eve-ctl")
     # "Eve" + "[2J" (the escape's printable rest) + "<b>x</b>" = 14 characters, then 186 'A's: 200
     assert u.name == "Eve[2J<b>x</b>" + "A" * 186
