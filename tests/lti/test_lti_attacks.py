@@ -323,6 +323,15 @@ def test_a_return_url_cannot_write_the_answers_content_security_policy(lti_live)
     _assert_refused(lti_live, r, 400, "bad_message", before)
 
 
+def test_the_signed_answer_is_never_sent_in_the_clear(lti_live):
+    """A return URL on plain http to a host that is not loopback: the signed response would cross
+    the network readable (and replayable by whoever reads it)."""
+    form = _picker(lti_live, "http://lms.example/deep-link-return")
+    before = _counts(lti_live)
+    r = httpx.post(lti_live.url + "/lti/deep-link", data={**form, "assessment": "hw1"}, timeout=30)
+    _assert_refused(lti_live, r, 400, "bad_message", before)
+
+
 def test_the_answer_goes_to_the_signed_return_url_never_a_form_field(lti_live):
     form = _picker(lti_live, "http://localhost:9/return")
     r = httpx.post(lti_live.url + "/lti/deep-link",

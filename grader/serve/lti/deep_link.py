@@ -20,7 +20,7 @@ from pylti1p3.lineitem import LineItem
 
 from grader.db import Database
 
-from . import keys
+from . import keys, registry
 from .adapter import LAUNCH_DATA_S, LtiLaunch, parts
 from .launch import Refused
 
@@ -61,6 +61,14 @@ class AssessmentLink(DeepLinkResource):  # type: ignore[misc]  # pylti1p3: not f
         d["available"] = {"startDateTime": self._opens}
         d["submission"] = {"endDateTime": self._due}
         return dict(d)
+
+
+def _callable(url: str) -> bool:
+    try:
+        registry.check_url(url, "deep_link_return_url")
+    except registry.LtiError:
+        return False
+    return True
 
 
 def _iso(t: datetime) -> str:
@@ -104,8 +112,10 @@ def answer(db: Database, launch_id: str, choice: Choice, launch_url: str, now: d
     parsed = urlsplit(url) if isinstance(url, str) else None
     # the origin goes into the page's Content-Security-Policy (form-action): a host and a port,
     # nothing else (a ';' or a space there would add directives of the platform's choosing)
+    # and https (plain http only to a loopback host, as the registry's URLs): the signed answer
+    # is not sent in the clear
     if (parsed is None or parsed.scheme not in ("http", "https") or len(str(url)) > 2000
-            or not HOST_PORT.fullmatch(parsed.netloc)):
+            or not HOST_PORT.fullmatch(parsed.netloc) or not _callable(str(url))):
         raise Refused(400, "bad_message", "The deep-linking request carries no valid return URL.")
     item = (LineItem().set_label(choice.title).set_score_maximum(choice.points).set_resource_id(choice.id))
     link = (AssessmentLink(_iso(choice.opens), _iso(choice.due)).set_title(choice.title).set_url(launch_url)
