@@ -32,8 +32,9 @@ from .session import secret, start_session
 router = APIRouter(include_in_schema=False)
 
 
-async def _params(request: Request) -> dict[str, str]:
-    params = {k: v for k, v in request.query_params.items()}
+async def _params(request: Request, query: bool = True) -> dict[str, str]:
+    """The request's parameters: the form's, and (``query``) the query string's."""
+    params = {k: v for k, v in request.query_params.items()} if query else {}
     if request.method == "POST":
         form = await request.form()
         params.update({k: v for k, v in form.items() if isinstance(v, str)})
@@ -81,7 +82,9 @@ def _course(request: Request) -> Any:
 
 @router.post("/lti/launch", name="lti_launch")
 async def launch(request: Request) -> Response:
-    params = await _params(request)
+    # the form only: an id_token in the query string would be written to access logs and proxies
+    # (OIDC's form_post response mode is the only one the login asks for)
+    params = await _params(request, query=False)
     state = request.app.state.grader
     course = _course(request)
     ids = {a.id for a in course.assessments} if course is not None else set()

@@ -19,6 +19,12 @@ def test_roles_map_to_instructor_or_learner():
     assert role_of([LIS + "membership#Learner", LIS + "institution/person#Student"]) == "learner"
     assert role_of(["Learner"]) == "learner"                      # LTI's short names
     assert role_of([LIS + "membership#Learner", LIS + "membership#Instructor"]) == "instructor"
+    # institution and system roles never outweigh the course's: an instructor (or administrator)
+    # elsewhere who is a learner here is a learner; an institution Instructor alone is no role here
+    assert role_of([LIS + "institution/person#Instructor", LIS + "membership#Learner"]) == "learner"
+    assert role_of([LIS + "institution/person#Administrator", "Learner"]) == "learner"
+    assert role_of([LIS + "system/person#Administrator", LIS + "membership#Mentor"]) is None
+    assert role_of([LIS + "institution/person#Instructor"]) is None
     # neither: a mentor alone, another vocabulary's "Instructor", nothing usable
     assert role_of([LIS + "membership#Mentor"]) is None
     assert role_of([LIS + "membership#ContentDeveloper"]) is None      # designs content, sees no grades

@@ -6,7 +6,10 @@ and tool-configuration interfaces, the way its Django and Flask adapters impleme
 - :class:`LtiCookies`: the OIDC login's state cookie (``lti1p3-<state>``, path ``/lti``,
   httpOnly): ``SameSite=None; Secure`` over HTTPS, where the platform's cross-site form POST
   must carry it; ``SameSite=Lax`` over plain HTTP (a browser drops ``SameSite=None`` without
-  ``Secure``), where the state stored server-side is what the launch checks.
+  ``Secure``), where the state stored server-side is what the launch checks. The state is
+  stored bound to its login's nonce and platform: a launch must bring the nonce of its own
+  state's login, from that login's platform;
+  over HTTPS, the cookie is required too (the launch comes from the browser that logged in).
 - :class:`DbStorage`: pylti1p3's launch-data storage in the ``lti_states`` table (every key
   expires; one global namespace, shared by every instance on the database: no session cookie).
 - :class:`DbToolConf`: the platforms and deployments registered (``grader lti add-platform``)
@@ -15,10 +18,13 @@ and tool-configuration interfaces, the way its Django and Flask adapters impleme
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import jwt
 import requests
 
 from pylti1p3.cookie import CookieService
@@ -44,6 +50,9 @@ COOKIE_PREFIX = "lti1p3"
 LOGIN_S = 600           # a login's state and nonce are good for 10 minutes
 LAUNCH_DATA_S = 3600    # a deep-linking launch's data, for its picker: an hour
 KEYSET_TIMEOUT_S = 10   # fetching a platform's key set
+MAX_KEYSET = 256 * 1024  # a key set is a few kB: a longer answer is refused, never read whole
+KEYSET_CACHE_S = 300    # a platform's key set is kept (lti_states, every instance) for 5 minutes ...
+KEYSET_REFRESH_S = 30   # ... and read again sooner for a kid it lacks, but at most every 30 s
 MAX_PARAM = 20_000      # an id_token is a few kB; anything longer is cut (then refused as malformed)
 
 
@@ -122,6 +131,9 @@ class DbStorage(LaunchDataStorage[Any]):  # type: ignore[misc]  # pylti1p3: not 
 
     def check_value(self, key: str) -> bool:
         return self.get_value(key) is not None
+
+    def now(self) -> float:
+        return self._clock()
 
     def take(self, key: str) -> Any:
         """The value, deleted (None if absent or expired): a one-time value is used once."""
@@ -223,8 +235,14 @@ class LtiRedirect(Redirect[Response]):  # type: ignore[misc]  # pylti1p3: not fo
 
 
 class LtiLogin(OIDCLogin[LtiRequest, DbToolConf, DbSession, LtiCookies, Response]):  # type: ignore[misc]
+    nonce = ""          # the nonce this login issued (its state is stored bound to it)
+
     def get_redirect(self, url: str) -> Redirect[Response]:
         return LtiRedirect(url, self._cookie_service)
+
+    def _generate_nonce(self) -> str:
+        self.nonce = str(super()._generate_nonce())
+        return self.nonce
 
 
 class LtiLaunch(MessageLaunch[LtiRequest, DbToolConf, DbSession, LtiCookies]):  # type: ignore[misc]
@@ -234,6 +252,76 @@ class LtiLaunch(MessageLaunch[LtiRequest, DbToolConf, DbSession, LtiCookies]):  
     def body(self) -> dict[str, Any]:
         """The id_token's claims as decoded so far (nothing verified by this call)."""
         return dict(self._jwt.get("body", {}))
+
+    def get_public_key(self) -> tuple[str | bytes, str]:
+        """The key of the id_token's ``kid`` from the platform's key set as kept (see
+        :data:`KEYSET_CACHE_S`); read again for a kid it lacks once it is older than
+        :data:`KEYSET_REFRESH_S`: a flood of forged launches cannot make grader fetch the key set
+        (and wait on it, a thread each) once per request, and a platform's new key is still found."""
+        url = str(self._registration.get_key_set_url())
+        storage: DbStorage = self.get_session_service().storage
+        kept = storage.get_value(_keyset_key(url))
+        if isinstance(kept, dict) and isinstance(kept.get("keys"), dict):
+            self._registration.set_key_set(kept["keys"])
+            try:
+                return self._key()
+            except LtiException:
+                if storage.now() - float(kept.get("at", 0)) < KEYSET_REFRESH_S:
+                    raise
+            self._registration.set_key_set(None)
+        keyset = self.fetch_public_key(url)
+        storage.set_value(_keyset_key(url), {"at": storage.now(), "keys": keyset}, KEYSET_CACHE_S)
+        self._registration.set_key_set(keyset)
+        return self._key()
+
+    def _key(self) -> tuple[str | bytes, str]:
+        """pylti1p3's key lookup; a key the platform publishes that jwcrypto cannot read (its
+        own exception types, which pylti1p3 lets through) is an LtiException too."""
+        try:
+            public, alg = super().get_public_key()
+        except LtiException:
+            raise
+        except Exception as e:      # jwcrypto's InvalidJWKValue & co: a hostile or broken key set
+            raise LtiException(f"Can't use the platform's key: {type(e).__name__}") from None
+        return public, str(alg)
+
+    def validate_jwt_signature(self) -> "LtiLaunch":
+        """pylti1p3's check; a key PyJWT cannot use for the token's algorithm (an EC key named
+        RS256, say: ``InvalidKeyError``, not an ``InvalidTokenError``) is an LtiException too."""
+        try:
+            super().validate_jwt_signature()
+        except jwt.PyJWTError as e:
+            raise LtiException(f"Can't use the platform's key: {type(e).__name__}") from None
+        return self
+
+    def fetch_public_key(self, key_set_url: str) -> Any:
+        """The platform's key set from its registered URL only: no redirect followed (a 3xx is
+        refused, so the URL cannot send grader's request elsewhere), at most :data:`MAX_KEYSET`
+        bytes read, a JSON object with a ``keys`` list (pylti1p3 follows redirects and reads
+        any length)."""
+        try:
+            with self._requests_session.get(key_set_url, allow_redirects=False, stream=True) as resp:
+                if resp.status_code != 200:
+                    raise LtiException(f"Invalid response from {key_set_url}: HTTP {resp.status_code}")
+                body = b""
+                for chunk in resp.iter_content(64 * 1024):
+                    body += chunk
+                    if len(body) > MAX_KEYSET:
+                        raise LtiException(f"Invalid response from {key_set_url}: over {MAX_KEYSET} bytes")
+        except requests.exceptions.RequestException as e:
+            raise LtiException(f"Error during fetch URL {key_set_url}: {e}") from e
+        try:
+            keyset = json.loads(body)
+        except (ValueError, RecursionError) as e:
+            raise LtiException(f"Invalid response from {key_set_url}: not JSON") from e
+        if not isinstance(keyset, dict) or not isinstance(keyset.get("keys"), list):
+            raise LtiException(f"Invalid response from {key_set_url}: no list of keys")
+        keyset["keys"] = [k for k in keyset["keys"] if isinstance(k, dict)]
+        return keyset
+
+
+def _keyset_key(url: str) -> str:
+    return "keyset-" + hashlib.sha256(url.encode()).hexdigest()[:40]
 
 
 class BoundedSession(requests.Session):
@@ -270,7 +358,10 @@ def login(db: Database, params: Mapping[str, str], cookies: Mapping[str, str], s
     platform = conf.find_platform(request.get_param("iss"), request.get_param("client_id"))
     if deployment and platform is not None and deployment not in platform.deployments:
         raise UnknownDeployment("the login names a deployment not registered for this platform")
-    response: Response = LtiLogin(request, conf, session, cookies_).redirect(launch_url)
-    for state in cookies_.states:
-        session.storage.set_value(state, True, LOGIN_S)
+    oidc = LtiLogin(request, conf, session, cookies_)
+    response: Response = oidc.redirect(launch_url)
+    found = conf.platform
+    assert found is not None            # the login found its platform (else pylti1p3 raised)
+    for state in cookies_.states:       # bound to this login's nonce and platform: it fits only its own id_token
+        session.storage.set_value(state, {"nonce": oidc.nonce, "platform": found.id}, LOGIN_S)
     return response

@@ -6,6 +6,7 @@ scoreMaximum: its points, resourceId: its id) and its dates (``available.startDa
 it opens; ``submission.endDateTime``: its due date)."""
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -19,12 +20,13 @@ from pylti1p3.lineitem import LineItem
 
 from grader.db import Database
 
-from . import keys
+from . import keys, registry
 from .adapter import LAUNCH_DATA_S, LtiLaunch, parts
 from .launch import Refused
 
 SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
 PREFIX = "dl-"
+HOST_PORT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})(?::[0-9]{1,5})?")
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,14 @@ class AssessmentLink(DeepLinkResource):  # type: ignore[misc]  # pylti1p3: not f
         d["available"] = {"startDateTime": self._opens}
         d["submission"] = {"endDateTime": self._due}
         return dict(d)
+
+
+def _callable(url: str) -> bool:
+    try:
+        registry.check_url(url, "deep_link_return_url")
+    except registry.LtiError:
+        return False
+    return True
 
 
 def _iso(t: datetime) -> str:
@@ -100,7 +110,12 @@ def answer(db: Database, launch_id: str, choice: Choice, launch_url: str, now: d
     settings = claims.get(SETTINGS) or {}
     url = settings.get("deep_link_return_url") if isinstance(settings, dict) else None
     parsed = urlsplit(url) if isinstance(url, str) else None
-    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.netloc:
+    # the origin goes into the page's Content-Security-Policy (form-action): a host and a port,
+    # nothing else (a ';' or a space there would add directives of the platform's choosing)
+    # and https (plain http only to a loopback host, as the registry's URLs): the signed answer
+    # is not sent in the clear
+    if (parsed is None or parsed.scheme not in ("http", "https") or len(str(url)) > 2000
+            or not HOST_PORT.fullmatch(parsed.netloc) or not _callable(str(url))):
         raise Refused(400, "bad_message", "The deep-linking request carries no valid return URL.")
     item = (LineItem().set_label(choice.title).set_score_maximum(choice.points).set_resource_id(choice.id))
     link = (AssessmentLink(_iso(choice.opens), _iso(choice.due)).set_title(choice.title).set_url(launch_url)

@@ -17,7 +17,9 @@ and the audit line ``lti.launch``.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,6 +35,7 @@ from grader.db.models import (LtiAccount, LtiContext, LtiLink, LtiMember, LtiNon
                               now)
 from grader.serve.auth import Principal, new_token, token_hash, token_prefix
 
+from . import registry
 from .adapter import LtiLaunch
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -42,6 +45,7 @@ NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 RESOURCE, DEEP_LINKING = "LtiResourceLinkRequest", "LtiDeepLinkingRequest"
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/"
+MAX_ID = 255                        # sub, context id, resource link id (OIDC: sub is at most 255)
 STAFF = {"Instructor", "Administrator", "TeachingAssistant"}
 LEARNERS = {"Learner", "Student"}
 
@@ -69,25 +73,38 @@ class Verified:
 
 
 def role_of(roles: object) -> str | None:
-    """grader's role for the LTI roles claim: instructor for Instructor, Administrator or
-    TeachingAssistant (context or institution roles of LIS v2, or their short names), learner for
-    Learner (or Student); None when none of them is there."""
-    found = set()
+    """grader's role for the LTI roles claim. The context (course) roles decide: instructor for
+    Instructor, Administrator or TeachingAssistant (``…/membership#…`` of LIS v2 and their
+    sub-roles, or their short names), learner for Learner (or Student). Institution and system
+    roles never outweigh them: Canvas sends ``institution/person#Instructor`` for anyone who
+    teaches *some* course, and a teacher of another course who is a learner in this one is a
+    learner here. Only with no context role at all does an institution or system Administrator
+    (an LMS administrator opening a course) count as instructor. None: no role grader serves."""
+    context, admin = set(), False
     for r in roles if isinstance(roles, list) else []:
         if not isinstance(r, str):
             continue
-        if r.startswith(LIS):
-            name = r.rpartition("#")[2] if "#" in r else r.rpartition("/")[2]
-        elif ":" in r or "/" in r:
-            continue                # another vocabulary
-        else:
-            name = r
-        found.add(name)
-    if found & STAFF:
+        if r.startswith(LIS + "membership"):
+            context.add(r.rpartition("#")[2] if "#" in r else r.rpartition("/")[2])
+        elif r.startswith((LIS + "institution/", LIS + "system/")):
+            admin = admin or r.rpartition("#")[2] == "Administrator"
+        elif ":" not in r and "/" not in r:     # LTI's short names are context roles
+            context.add(r)
+    if context & STAFF:
         return "instructor"
-    if found & LEARNERS:
+    if context & LEARNERS:
         return "learner"
-    return None
+    return "instructor" if admin and not context else None
+
+
+def _audience(claims: dict[str, Any], client_id: str) -> None:
+    """OIDC Core 3.1.3.7 (LTI's security framework): ``aud`` contains the tool's client id; with
+    several audiences, ``azp`` is required; ``azp``, when present, is the tool's client id."""
+    aud, azp = claims.get("aud"), claims.get("azp")
+    auds = aud if isinstance(aud, list) else [aud]
+    if client_id not in auds or (len(auds) > 1 and azp is None) or (azp is not None and azp != client_id):
+        raise Refused(401, "bad_audience", "This launch was not issued for this grader (its audience or "
+                                           "authorized party is another tool).")
 
 
 def _step(status: int, reason: str, message: str, fn: Any) -> None:
@@ -127,6 +144,7 @@ def verify(launch: LtiLaunch, db: Database, course_ids: set[str]) -> Verified:
                                    "registered with this grader.", launch.validate_registration)
     platform = launch.get_tool_conf().platform
     assert platform is not None
+    _audience(claims, platform.client_id)
     try:
         launch.validate_jwt_signature()
     except LtiException as e:
@@ -160,8 +178,11 @@ def verify(launch: LtiLaunch, db: Database, course_ids: set[str]) -> Verified:
     if not session.check_nonce(nonce):
         raise Refused(401, "unknown_nonce", "This launch's nonce was not issued by this grader's login, or has "
                                             "expired; open the tool again from your course.")
+    stored = session.storage.get_value(state)
+    bound = (isinstance(stored, dict) and hmac.compare_digest(str(stored.get("nonce", "")), nonce)
+             and stored.get("platform") == platform.id)
     cookie = launch._cookie_service.get_cookie(state)
-    if cookie != state and not session.storage.check_value(state):
+    if not bound or (req.is_secure() and cookie != state):
         raise Refused(401, "bad_state", "This launch's state is unknown or has expired (the login did not start "
                                         "here, or took too long); open the tool again from your course.")
     kind = claims.get(MESSAGE_TYPE)
@@ -173,6 +194,12 @@ def verify(launch: LtiLaunch, db: Database, course_ids: set[str]) -> Verified:
     context = claims.get(CONTEXT)
     if not isinstance(context, dict) or not isinstance(context.get("id"), str) or not context["id"]:
         raise Refused(400, "missing_claim", "The launch names no course (context claim).")
+    # identifiers are kept whole or not at all: cut to the columns' 255, two long ones would be one
+    link = claims.get(RESOURCE_LINK)
+    ids = [claims.get("sub"), context["id"]] + ([link.get("id")] if isinstance(link, dict) else [])
+    if not all(isinstance(i, str) and 0 < len(i) <= MAX_ID for i in ids):
+        raise Refused(400, "bad_message", f"The launch's user (sub), course or link id is empty or longer than "
+                                          f"{MAX_ID} characters.")
     role = role_of(claims.get(ROLES))
     if role is None:
         raise Refused(403, "no_role", "Your role in this course is neither instructor nor learner; grader only "
@@ -238,13 +265,21 @@ def login_for(issuer: str, subject: str) -> str:
     return "lti-" + hashlib.sha256(f"{issuer}\n{subject}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+BIDI = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def _text(x: object, n: int) -> str:
-    return x.strip()[:n] if isinstance(x, str) else ""
+    """A claim's text as kept: control characters (a newline, a terminal's escape) and bidi
+    overrides (which make a name read as another on staff pages and in a terminal) dropped,
+    spaces trimmed, at most ``n`` characters."""
+    if not isinstance(x, str):
+        return ""
+    return "".join(c for c in x if c not in BIDI and unicodedata.category(c) != "Cc").strip()[:n]
 
 
 def _user(conn: Connection, v: Verified) -> Principal:
     c = v.claims
-    subject = _text(c.get("sub"), 255)
+    subject = str(c["sub"])             # exactly as signed (checked: 1 to 255 characters)
     name = _text(c.get("name"), 200) or " ".join(p for p in (_text(c.get("given_name"), 100),
                                                               _text(c.get("family_name"), 99)) if p)
     email = _text(c.get("email"), 320)
@@ -275,14 +310,26 @@ def _user(conn: Connection, v: Verified) -> Principal:
     return Principal(u.id, u.login, u.name, u.role, tid)
 
 
+def service_url(x: object) -> str | None:
+    """A service URL of the claims (roster, line items, a line item) kept only if grader may call
+    it: absolute https (plain http only to a loopback host, as in tests), at most 1000 characters
+    (never cut: a cut URL is another URL). grader sends the platform's access token there."""
+    if not isinstance(x, str) or len(x) > 1000:
+        return None
+    try:
+        return registry.check_url(x, "service URL")
+    except registry.LtiError:
+        return None
+
+
 def _services(c: dict[str, Any]) -> dict[str, Any]:
     nrps, ags = c.get(NRPS), c.get(AGS)
     out: dict[str, Any] = {}
-    if isinstance(nrps, dict) and isinstance(nrps.get("context_memberships_url"), str):
-        out["memberships_url"] = nrps["context_memberships_url"][:1000]
+    if isinstance(nrps, dict) and service_url(nrps.get("context_memberships_url")):
+        out["memberships_url"] = service_url(nrps["context_memberships_url"])
     if isinstance(ags, dict):
-        if isinstance(ags.get("lineitems"), str):
-            out["lineitems_url"] = ags["lineitems"][:1000]
+        if service_url(ags.get("lineitems")):
+            out["lineitems_url"] = service_url(ags["lineitems"])
         if isinstance(ags.get("scope"), list):
             out["ags_scopes"] = [s for s in ags["scope"] if isinstance(s, str)][:20]
     return out
@@ -315,7 +362,7 @@ def _member(conn: Connection, ctx: int, user_id: int, roles: object) -> None:
 def _link(conn: Connection, ctx: int, c: dict[str, Any], assessment: str) -> None:
     rl = c.get(RESOURCE_LINK) or {}
     ags = c.get(AGS)
-    lineitem = ags.get("lineitem") if isinstance(ags, dict) and isinstance(ags.get("lineitem"), str) else None
+    lineitem = service_url(ags.get("lineitem")) if isinstance(ags, dict) else None
     row = conn.execute(select(LtiLink.id, LtiLink.lineitem_url).where(
         LtiLink.context_pk == ctx, LtiLink.resource_link_id == str(rl["id"])[:255])).first()
     if row is None:
