@@ -11,6 +11,8 @@ hw2 (practice-1.check and quiz-1)."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 import uuid
 from urllib.parse import parse_qs, urlsplit
@@ -325,3 +327,28 @@ def test_a_platform_whose_key_set_cannot_be_read_is_refused(lti_live):
                      **{"/deployment_id": "d-dead"})
     before = _counts(lti_live)
     _assert_refused(lti_live, _post(lti_live, claims, got["state"][0], r.cookies), 401, "keyset_unavailable", before)
+
+
+def test_a_launch_does_not_undo_a_revoked_access(lti_live):
+    """`grader users revoke` of an LTI learner's tokens: the next launch is refused (it used to
+    make a new token silently); a token issued again by staff lets the launches in again."""
+    from grader.db.models import Token, now
+    from sqlalchemy import update
+    sub = "revoked-" + uuid.uuid4().hex[:6]
+    state, nonce, cookies = _login(lti_live)
+    assert _post(lti_live, _claims(lti_live.platform, nonce, sub=sub), state, cookies).status_code == 200
+    with lti_live.db.write() as conn:
+        uid = conn.execute(select(LtiAccount.user_id).where(LtiAccount.subject == sub)).scalar_one()
+        conn.execute(update(Token).where(Token.user_id == uid).values(revoked_at=now()))
+    state, nonce, cookies = _login(lti_live)
+    before = _counts(lti_live)
+    _assert_refused(lti_live, _post(lti_live, _claims(lti_live.platform, nonce, sub=sub), state, cookies),
+                    403, "revoked", before)
+    login = None
+    with lti_live.db.read() as conn:
+        login = conn.execute(select(User.login).where(User.id == uid)).scalar_one()
+    r = subprocess.run([sys.executable, "-m", "grader", "users", "token", login, "--database", str(lti_live.db.url)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    state, nonce, cookies = _login(lti_live)
+    assert _post(lti_live, _claims(lti_live.platform, nonce, sub=sub), state, cookies).status_code == 200

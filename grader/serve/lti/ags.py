@@ -31,6 +31,7 @@ SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 TAG = "grader"
 TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 MAX_PAGES = 50          # pages of line items (or of a roster) followed, at most
+MAX_BODY = 4 * 1024 * 1024    # bytes of one answer read, at most (a roster page of ~20,000 members fits)
 MAX_MESSAGE = 300       # characters of an LMS's refusal kept
 
 
@@ -97,7 +98,15 @@ def check(resp: httpx.Response, what: str) -> httpx.Response:
 def send(client: httpx.Client, method: str, url: str, what: str, **kw: Any) -> httpx.Response:
     """One request; a transport error or a timeout is a :class:`ServiceError` to retry."""
     try:
-        resp = client.request(method, url, timeout=TIMEOUT, **kw)
+        with client.stream(method, url, timeout=TIMEOUT, **kw) as r:
+            body = bytearray()
+            for chunk in r.iter_bytes():        # decoded; bounded however the LMS sends it
+                body += chunk
+                if len(body) > MAX_BODY:
+                    raise ServiceError(f"{what}: the answer from {_host(url)} is over {MAX_BODY // 2**20} MiB")
+            headers = [(k, v) for k, v in r.headers.multi_items()
+                       if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+            resp = httpx.Response(r.status_code, headers=headers, content=bytes(body), request=r.request)
     except httpx.TimeoutException:
         raise ServiceError(f"{what}: no answer from {_host(url)} within {TIMEOUT.read:g} s", retry=True) from None
     except httpx.TransportError as e:

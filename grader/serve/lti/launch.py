@@ -268,7 +268,7 @@ def login_for(issuer: str, subject: str) -> str:
 BIDI = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
-def _text(x: object, n: int) -> str:
+def clean_text(x: object, n: int) -> str:
     """A claim's text as kept: control characters (a newline, a terminal's escape) and bidi
     overrides (which make a name read as another on staff pages and in a terminal) dropped,
     spaces trimmed, at most ``n`` characters."""
@@ -280,9 +280,9 @@ def _text(x: object, n: int) -> str:
 def _user(conn: Connection, v: Verified) -> Principal:
     c = v.claims
     subject = str(c["sub"])             # exactly as signed (checked: 1 to 255 characters)
-    name = _text(c.get("name"), 200) or " ".join(p for p in (_text(c.get("given_name"), 100),
-                                                              _text(c.get("family_name"), 99)) if p)
-    email = _text(c.get("email"), 320)
+    name = clean_text(c.get("name"), 200) or " ".join(p for p in (clean_text(c.get("given_name"), 100),
+                                                              clean_text(c.get("family_name"), 99)) if p)
+    email = clean_text(c.get("email"), 320)
     uid = conn.execute(select(LtiAccount.user_id).where(LtiAccount.issuer == v.issuer,
                                                         LtiAccount.subject == subject)).scalar()
     if uid is None:
@@ -301,6 +301,10 @@ def _user(conn: Connection, v: Verified) -> Principal:
     u = conn.execute(select(User.id, User.login, User.name, User.role).where(User.id == uid)).one()
     tid = conn.execute(select(Token.id).where(Token.user_id == uid, Token.revoked_at.is_(None))
                        .order_by(Token.id.desc())).scalar()
+    if tid is None and conn.execute(select(Token.id).where(Token.user_id == uid).limit(1)).first() is not None:
+        # every token of this user was revoked (`grader users revoke`): a launch does not undo that
+        raise Refused(403, "revoked", "Your access to grader was revoked by the course's staff; ask them to "
+                                      "restore it.")
     if tid is None:     # a session needs a token row: one made here, never shown to anyone
         token = new_token()
         tid = conn.execute(insert(Token).values(user_id=uid, hash=token_hash(token), prefix=token_prefix(token),
@@ -338,8 +342,8 @@ def _services(c: dict[str, Any]) -> dict[str, Any]:
 def _context(conn: Connection, v: Verified) -> int:
     c = v.claims
     ctx = c[CONTEXT]
-    values = {"deployment_id": str(c[DEPLOYMENT])[:255], "title": _text(ctx.get("title"), 500)
-              or _text(ctx.get("label"), 500), **_services(c)}
+    values = {"deployment_id": str(c[DEPLOYMENT])[:255], "title": clean_text(ctx.get("title"), 500)
+              or clean_text(ctx.get("label"), 500), **_services(c)}
     pk = conn.execute(select(LtiContext.id).where(LtiContext.platform_id == v.platform_id,
                                                   LtiContext.context_id == ctx["id"])).scalar()
     if pk is None:
@@ -367,7 +371,7 @@ def _link(conn: Connection, ctx: int, c: dict[str, Any], assessment: str) -> Non
         LtiLink.context_pk == ctx, LtiLink.resource_link_id == str(rl["id"])[:255])).first()
     if row is None:
         conn.execute(insert(LtiLink).values(context_pk=ctx, resource_link_id=str(rl["id"])[:255],
-                                            assessment_id=assessment, title=_text(rl.get("title"), 500),
+                                            assessment_id=assessment, title=clean_text(rl.get("title"), 500),
                                             lineitem_url=lineitem[:1000] if lineitem else None, created_at=now()))
     elif lineitem and row.lineitem_url != lineitem:
         conn.execute(update(LtiLink).where(LtiLink.id == row.id).values(lineitem_url=lineitem[:1000]))

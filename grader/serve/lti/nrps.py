@@ -29,6 +29,7 @@ from grader.db.models import LtiAccount, LtiContext, LtiMember, User
 
 from . import ags
 from .ags import ServiceError, SigningKey
+from .launch import MAX_ID, clean_text, role_of as launch_role_of
 from .passback import endpoint, platform_of_context
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 MEMBERS_TYPE = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 MAX_MEMBERS = 20_000
-INSTRUCTOR = {"Instructor", "TeachingAssistant", "Administrator"}
 
 
 @dataclass(frozen=True)
@@ -50,16 +50,9 @@ class Synced:
 
 
 def role_of(roles: list[str]) -> str | None:
-    """``instructor``, ``learner`` or None from LTI role URIs or their short names."""
-    names = set()
-    for r in roles:
-        r = str(r)
-        names.add(r.rsplit("#", 1)[-1] if "#" in r else r.rsplit("/", 1)[-1])
-        if "membership/Instructor#" in r:
-            names.add("Instructor")
-    if names & INSTRUCTOR:
-        return "instructor"
-    return "learner" if "Learner" in names else None
+    """``instructor``, ``learner`` or None: the launch's rule (:func:`.launch.role_of`: the course's
+    roles decide; an institution role never makes a course's learner staff)."""
+    return launch_role_of(roles)
 
 
 def login_for(issuer: str, subject: str) -> str:
@@ -108,12 +101,20 @@ def fetch(client: httpx.Client, token: Callable[[], str], url: str) -> tuple[lis
             raise ServiceError("reading the roster: the answer has no members list")
         members.extend(m for m in got if isinstance(m, dict))
         nxt = ags.next_link(resp) or (str(body["next"]) if isinstance(body.get("next"), str) else None)
+        if nxt is not None and _origin(nxt) != _origin(url):     # the token goes to the roster's own host only
+            raise ServiceError(f"reading the roster: its next page is on another host ({httpx.URL(nxt).host[:100]})")
     return members[:MAX_MEMBERS], pages
 
 
+def _origin(url: str) -> tuple[str, str, int | None]:
+    u = httpx.URL(url)
+    return (u.scheme, u.host, u.port)
+
+
 def _name(m: dict[str, Any]) -> str:
-    full = m.get("name") or " ".join(str(m.get(k) or "") for k in ("given_name", "family_name")).strip()
-    return str(full or "")
+    full = clean_text(m.get("name"), 200) or " ".join(
+        p for p in (clean_text(m.get("given_name"), 100), clean_text(m.get("family_name"), 99)) if p)
+    return full
 
 
 def store(conn: Connection, context_pk: int, issuer: str, members: list[dict[str, Any]], now: datetime) -> Synced:
@@ -123,7 +124,7 @@ def store(conn: Connection, context_pk: int, issuer: str, members: list[dict[str
     for m in members:
         subject, roles = m.get("user_id"), m.get("roles")
         role = role_of(roles) if isinstance(roles, list) else None
-        if not isinstance(subject, str) or not subject or role is None:
+        if not isinstance(subject, str) or not subject or len(subject) > MAX_ID or role is None:
             skipped += 1
             continue
         active = str(m.get("status") or "Active") == "Active"
@@ -134,7 +135,7 @@ def store(conn: Connection, context_pk: int, issuer: str, members: list[dict[str
                 removed += conn.execute(delete(LtiMember).where(LtiMember.context_pk == context_pk,
                                                                 LtiMember.user_id == uid)).rowcount
             continue
-        email = str(m.get("email") or "")
+        email = clean_text(m.get("email"), 320)
         uid, made = ensure_user(conn, issuer, subject, name=_name(m), email=email if "@" in email else "",
                                 role=role, now=now)
         created += made

@@ -69,6 +69,8 @@ def add_platform(conn: Connection, *, issuer: str, client_id: str, login_url: st
                  token_audience: str | None = None) -> Platform:
     """Register a platform (issuer + client id, once) with its deployment ids."""
     issuer = check_url(issuer, "issuer") if issuer.startswith("http") else check_id(issuer, "issuer")
+    if len(issuer) > MAX_ID:
+        raise LtiError(f"an issuer is at most {MAX_ID} characters", "issuer")
     client_id = check_id(client_id, "--client-id")
     values = dict(issuer=issuer, client_id=client_id, name=name.strip()[:200],
                   login_url=check_url(login_url, "--login-url"), token_url=check_url(token_url, "--token-url"),
