@@ -40,5 +40,7 @@ class Settings:
     web_secret: bytes | None = None # signs the pages' sessions (grader.serve.secret); None: made at start
     job_executor: Any = None        # makes the job executor (on_progress) -> JobExecutor; None: local processes
     #                                 (`--scheduler`: a Dask cluster's, grader.cluster.jobs.DaskJobExecutor)
+    freeze_heap: bool = False       # once started, the heap so far is moved out of the cycle collector's
+    #                                 reach (gc.freeze): only a process the service owns (`grader serve`)
     now: Callable[[], datetime] | None = None   # the clock of assessments' windows (UTC); None: the system's
     #                                             (tests set one: grader.serve.course.clock)

@@ -188,3 +188,45 @@ def test_the_service_delays_an_erring_address_only(app, monkeypatch):
     assert waited == [0.25]
     assert alice.get("/api/v1/exercises", headers=bearer(app.tokens["alice"])).status_code == 200
     assert waited == [0.25]
+
+
+# ------------------------------------------------------------------ the start-up heap, out of the collector's reach
+
+def test_the_service_freezes_its_start_up_heap_only_where_it_owns_the_process(tmp_path, monkeypatch):
+    """A full cycle collection walks the whole heap with the event loop stopped (75-200 ms in
+    the benchmark's server, every few seconds, collecting nothing): `grader serve` freezes what
+    start-up made, once it is made (the engine loaded, the workers started); an app made
+    elsewhere (a test, a library) leaves the process's collector alone."""
+    import gc
+    from grader.serve.app import create_app
+    from grader.serve.settings import Settings
+    calls: list[bool] = []
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append(hasattr(app.state.grader, "engine")))
+    database = f"sqlite:///{tmp_path / 'grader.db'}"
+    for freeze, expected in ((False, []), (True, [True])):       # True: frozen once, after the engine was loaded
+        calls.clear()
+        app = create_app(Settings(database=database, exercises=str(make_bank(tmp_path / str(freeze))), workers=1,
+                                  job_workers=1, freeze_heap=freeze))
+        with TestClient(app):
+            pass
+        assert calls == expected
+
+
+def test_grader_serve_asks_for_the_frozen_heap(tmp_path, monkeypatch):
+    import uvicorn
+    from click.testing import CliRunner
+    from grader.commands.serve import serve
+    from serve_helpers import free_port
+    import sys
+    seen: list[object] = []
+
+    def run(self, sockets=None):            # what uvicorn would serve, not served
+        seen.append(self.config.app.state.grader.settings.freeze_heap)
+        for s in sockets or ():
+            s.close()
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    monkeypatch.setattr(sys, "setswitchinterval", lambda s: None)      # the test process's own is kept
+    r = CliRunner().invoke(serve, ["--database", f"sqlite:///{tmp_path / 'grader.db'}", "--port",
+                                  str(free_port()), "--secret-file", str(tmp_path / "secret")])
+    assert r.exit_code == 0, r.output
+    assert seen == [True]
