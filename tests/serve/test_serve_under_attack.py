@@ -230,3 +230,33 @@ def test_grader_serve_asks_for_the_frozen_heap(tmp_path, monkeypatch):
                                   str(free_port()), "--secret-file", str(tmp_path / "secret")])
     assert r.exit_code == 0, r.output
     assert seen == [True]
+
+
+def test_the_routing_is_built_before_the_first_request(tmp_path, monkeypatch):
+    """FastAPI derives an included router's matching state on the first request that walks it
+    (~150 ms with the pages, the event loop stopped): the start-up does it, so that the first
+    unknown path or first page an attacker asks for stalls nobody. Spied on FastAPI's own builder
+    (skipped where FastAPI has none: nothing to warm up then)."""
+    import fastapi.routing
+    from grader.serve.app import create_app
+    from grader.serve.settings import Settings
+    from grader.web import install as pages
+    included = getattr(fastapi.routing, "_IncludedRouter", None)
+    if included is None or not hasattr(included, "_build_effective_context"):
+        pytest.skip("this FastAPI builds no routing state on first use")
+    built: list[str] = []
+    build = included._build_effective_context
+
+    def spy(self, route):
+        built.append(str(getattr(route, "path", route)))
+        return build(self, route)
+    monkeypatch.setattr(included, "_build_effective_context", spy)
+    database = f"sqlite:///{tmp_path / 'grader.db'}"
+    app = create_app(Settings(database=database, exercises=str(make_bank(tmp_path)), workers=1, job_workers=1),
+                     extensions=(pages,))
+    with TestClient(app) as c:
+        assert built, "the start-up walked every router"
+        n = len(built)
+        for path in ("/no/such/page", "/learn", "/staff", "/api/v1/jobs/nope", "/healthz"):
+            c.get(path, follow_redirects=False)
+        assert built[n:] == []          # nothing left to build on a request
