@@ -260,3 +260,64 @@ def test_the_routing_is_built_before_the_first_request(tmp_path, monkeypatch):
         for path in ("/no/such/page", "/learn", "/staff", "/api/v1/jobs/nope", "/healthz"):
             c.get(path, follow_redirects=False)
         assert built[n:] == []          # nothing left to build on a request
+
+
+# ------------------------------------------------------------------ a refused token costs less of the server's one process
+
+def test_a_wrong_token_takes_one_trip_to_a_thread_and_builds_no_statement(app, monkeypatch):
+    """A token that is not valid: its look-up and the throttle's read in one trip to a thread
+    (they were two), its failure counted and its audit line written with statements built once
+    (building the upsert's CASE expressions per failure cost more than running it); still 401,
+    then 429 past the limit (3 in this app), every failure counted."""
+    import anyio.to_thread
+    from grader.db import audit as audit_mod
+    from grader.serve import auth
+    trips: list[str] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def spy_trip(fn, *args, **kw):
+        if getattr(fn, "__module__", "") == "grader.serve.auth" or getattr(fn, "__self__", None) is not None:
+            trips.append(getattr(fn, "__qualname__", repr(fn)))
+        return await run_sync(fn, *args, **kw)
+    built: list[str] = []
+    case, insert = auth.case, audit_mod.insert
+    monkeypatch.setattr(anyio.to_thread, "run_sync", spy_trip)
+    monkeypatch.setattr(auth, "case", lambda *a, **kw: built.append("case") or case(*a, **kw))
+    monkeypatch.setattr(audit_mod, "insert", lambda *a, **kw: built.append("insert") or insert(*a, **kw))
+    api = TestClient(app, client=("10.7.7.7", 1))
+    wrong = bearer("grd_" + "w" * 43)
+    assert [api.get("/api/v1/me/grades", headers=wrong).status_code for _ in range(4)] == [401, 401, 401, 429]
+    assert trips == ["look_up"] * 4             # one trip per refused request (it was 2: the look-up, the read)
+    assert built.count("insert") == 0           # the audit line's statement was built at import
+    assert built.count("case") <= 2             # the upsert: built once (its 2 CASEs), not 2 per failure
+    from grader.db.models import AuditEntry, AuthFailure
+    from sqlalchemy import func, select
+    db = app.state.grader.db
+    with db.read() as conn:
+        counted = dict(conn.execute(select(AuthFailure.key, AuthFailure.failures)).all())
+    assert counted["addr:10.7.7.7"] == 3 and counted["prefix:grd_wwwwww"] == 3    # the 429 writes nothing
+    lines, deadline = 0, time.monotonic() + 30      # the audit's lines are written without being waited for
+    while lines < 3 and time.monotonic() < deadline:
+        with db.read() as conn:
+            lines = conn.execute(select(func.count()).select_from(AuditEntry).where(
+                AuditEntry.action == "auth.failed")).scalar_one()
+        time.sleep(0.05)
+    assert lines == 3
+
+
+def test_the_prebuilt_upsert_counts_and_restarts_windows_as_before(tmp_path):
+    """The failure counter's statement, built once with parameters: 1, 2, 3 in one window of 300 s;
+    a failure 300 s after the window began starts a new one (count 1, window moved)."""
+    from grader.db import Database
+    from grader.db.models import AuthFailure
+    from grader.serve.auth import FailureThrottle
+    from sqlalchemy import select
+    db = Database(f"sqlite:///{tmp_path / 'g.db'}")
+    db.ensure_schema()
+    t = FailureThrottle(limit=3, window_s=300.0, prune_s=1e9)
+    assert [t.fail(db, ["addr:a"], now=1000.0 + i) for i in range(3)] == [1, 2, 3]
+    assert t.wait(db, ["addr:a"], now=1010.0) == 290.0          # 1000 + 300 - 1010
+    assert t.fail(db, ["addr:a", "prefix:grd_abcdef"], now=1300.0) == 1      # 1300 - 1000 >= 300: a new window
+    with db.read() as conn:
+        assert conn.execute(select(AuthFailure.window_start).where(AuthFailure.key == "addr:a")).scalar_one() == 1300.0
+    db.dispose()
