@@ -321,3 +321,38 @@ def test_the_prebuilt_upsert_counts_and_restarts_windows_as_before(tmp_path):
     with db.read() as conn:
         assert conn.execute(select(AuthFailure.window_start).where(AuthFailure.key == "addr:a")).scalar_one() == 1300.0
     db.dispose()
+
+
+# ------------------------------------------------------------------ a job process keeps its bank
+
+def test_a_job_process_loads_its_bank_again_only_when_it_changed_or_for_a_regrade(tmp_path, monkeypatch):
+    """Each batch upload loaded the bank and derived its spec's references again (~0.3 s of CPU
+    in the job process, the whole cost of a small batch): now once, again when a file of it
+    changes on disk, and always for a regrade."""
+    from grader.serve import engine
+    loads: list[str] = []
+    load = engine.load_bank
+    monkeypatch.setattr(engine, "load_bank", lambda *a, **kw: loads.append("load") or load(*a, **kw))
+    monkeypatch.setattr(engine, "_HELD", {})
+    bank_dir = make_bank(tmp_path)
+    config = {"exercises": str(bank_dir), "spec": None}
+    first = engine.job_bank(config)
+    assert engine.job_bank(config) is first and len(loads) == 1         # the second job: kept
+    quiz = bank_dir / "17-08" / "04-quiz.yaml"
+    past = time.time() - 60
+    os.utime(quiz, (past, past))                # changed on disk (its mtime moved)
+    second = engine.job_bank(config)
+    assert second is not first and len(loads) == 2
+    assert engine.job_bank(config) is second and len(loads) == 2
+    assert engine.job_bank(config, fresh=True) is not second and len(loads) == 3     # a regrade
+
+    asked: list[bool] = []
+
+    def spy(config, fresh=False):
+        asked.append(fresh)
+        raise LookupError("enough")
+    monkeypatch.setattr(engine, "job_bank", spy)
+    for kind in ("batch", "code", "regrade"):
+        with pytest.raises(LookupError):
+            engine.run_job(kind, "j", {}, None, config)
+    assert asked == [False, False, True]
