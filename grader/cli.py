@@ -28,6 +28,7 @@ COMMANDS = {
     "audit": ("grader.commands.audit", "audit", "The grading service's audit log: who did what, when, from where."),
     "demo": ("grader.commands.demo", "demo", "A throwaway database with a demo class, to see the service's pages."),
     "extensions": ("grader.commands.extensions", "extensions", "Extensions of assessments' due dates, per learner."),
+    "lti": ("grader.commands.lti", "lti", "LTI 1.3: the LMS platforms that launch grader, the tool's keys and configuration."),
 }
 
 

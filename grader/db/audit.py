@@ -44,7 +44,9 @@ _lock = threading.Lock()
 CLI = "cli"
 ACTIONS = ("token.issued", "token.revoked", "login", "login.failed", "auth.failed", "batch.uploaded", "regrade",
            "review", "review.request", "review.response", "export", "db.upgrade", "db.backup", "extension.granted",
-           "extension.revoked", "release", "view_as")
+           "extension.revoked", "release", "view_as", "lti.platform", "lti.deployment", "lti.keys", "lti.launch",
+           "lti.refused", "lti.deep_link", "lti.passback", "lti.passback.failed", "lti.passback.resend", "lti.roster",
+           "lti.roster.failed")
 
 
 def operator() -> str:

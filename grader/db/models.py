@@ -250,3 +250,149 @@ class Release(Base):
     assessment_id: Mapped[str] = mapped_column(String(200), index=True)
     released_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     released_by: Mapped[str] = mapped_column(String(200))
+
+
+# --- LTI 1.3 (grader.serve.lti): platforms, the tool's keys, launches' contexts and links ---
+
+class LtiPlatform(Base):
+    """A registered LMS (an issuer and the client id it gave this tool) and its endpoints:
+    the OIDC authorisation (login) URL, the OAuth 2 token URL and its key set's URL."""
+
+    __tablename__ = "lti_platforms"
+    __table_args__ = (UniqueConstraint("issuer", "client_id", name="uq_lti_platform"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    issuer: Mapped[str] = mapped_column(String(255))
+    client_id: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(String(200), default="")
+    login_url: Mapped[str] = mapped_column(String(1000))
+    token_url: Mapped[str] = mapped_column(String(1000))
+    keyset_url: Mapped[str] = mapped_column(String(1000))
+    token_audience: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class LtiDeployment(Base):
+    """A deployment id of a platform (a launch naming another one is refused)."""
+
+    __tablename__ = "lti_deployments"
+    __table_args__ = (UniqueConstraint("platform_id", "deployment_id", name="uq_lti_deployment"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id"))
+    deployment_id: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class LtiKey(Base):
+    """One of the tool's RSA key pairs (PEM private key, public JWK). The newest key not
+    retired signs; a retired key is still served in the key set until ``expires_at``."""
+
+    __tablename__ = "lti_keys"
+    kid: Mapped[str] = mapped_column(String(64), primary_key=True)
+    private_pem: Mapped[str] = mapped_column(Text)
+    public_jwk: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    retired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class LtiNonce(Base):
+    """A launch's nonce already used (SHA-256 of issuer and nonce), kept until its token expires."""
+
+    __tablename__ = "lti_nonces"
+    hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)      # seconds since the epoch
+
+
+class LtiAccount(Base):
+    """A platform's user (issuer + subject, stable) mapped to one of grader's users."""
+
+    __tablename__ = "lti_accounts"
+    __table_args__ = (UniqueConstraint("issuer", "subject", name="uq_lti_account"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    issuer: Mapped[str] = mapped_column(String(255))
+    subject: Mapped[str] = mapped_column(String(255))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class LtiContext(Base):
+    """An LMS course (a platform's context) that launched the tool, with its services' URLs
+    (Names and Role Provisioning: ``memberships_url``; Assignment and Grade: ``lineitems_url``)."""
+
+    __tablename__ = "lti_contexts"
+    __table_args__ = (UniqueConstraint("platform_id", "context_id", name="uq_lti_context"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id"))
+    deployment_id: Mapped[str] = mapped_column(String(255))
+    context_id: Mapped[str] = mapped_column(String(255))
+    title: Mapped[str] = mapped_column(String(500), default="")
+    memberships_url: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    lineitems_url: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    ags_scopes: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    roster_synced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class LtiMember(Base):
+    """A user seen in an LMS course (by a launch or a roster sync), with the LTI roles given."""
+
+    __tablename__ = "lti_members"
+    __table_args__ = (UniqueConstraint("context_pk", "user_id", name="uq_lti_member"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    context_pk: Mapped[int] = mapped_column(ForeignKey("lti_contexts.id"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    roles: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class LtiLink(Base):
+    """A resource link placed in an LMS course (by deep linking) that opens one assessment;
+    ``lineitem_url`` is its gradebook column (Assignment and Grade Services), once known."""
+
+    __tablename__ = "lti_links"
+    __table_args__ = (UniqueConstraint("context_pk", "resource_link_id", name="uq_lti_link"),
+                      Index("ix_lti_links_assessment", "assessment_id"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    context_pk: Mapped[int] = mapped_column(ForeignKey("lti_contexts.id"))
+    resource_link_id: Mapped[str] = mapped_column(String(255))
+    assessment_id: Mapped[str] = mapped_column(String(200))
+    title: Mapped[str] = mapped_column(String(500), default="")
+    lineitem_url: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class LtiState(Base):
+    """Short-lived values of the OIDC login and launch (state, nonce, a launch's data for deep
+    linking), kept server-side by key (pylti1p3's launch-data storage) until ``expires_at``."""
+
+    __tablename__ = "lti_states"
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    value: Mapped[Any] = mapped_column(JSON)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)      # seconds since the epoch
+
+
+class LtiOutbox(Base):
+    """A score to post to an LMS gradebook (AGS) for one learner and resource link
+    (grader.serve.lti.outbox): pending (``next_at``), sending (claimed until ``claimed_until``),
+    sent, failed (``error``), superseded (by a newer one before it was sent) or held (not released)."""
+
+    __tablename__ = "lti_outbox"
+    __table_args__ = (Index("ix_lti_outbox_status_next", "status", "next_at"),
+                      Index("ix_lti_outbox_link_user", "link_id", "user_id"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    link_id: Mapped[int] = mapped_column(ForeignKey("lti_links.id"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    assessment_id: Mapped[str] = mapped_column(String(200))
+    cause: Mapped[str] = mapped_column(String(40))
+    timestamp: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    score_given: Mapped[float | None] = mapped_column(Float, nullable=True)
+    score_maximum: Mapped[float | None] = mapped_column(Float, nullable=True)
+    grading_progress: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .engine import Engine
     from .jobs import JobExecutor, JobRunner
     from .workers import WorkerPool
+    from .lti.runtime import Services as LtiServices
 
 log = logging.getLogger("grader.serve")
 
@@ -47,6 +48,7 @@ class State:
     pool: WorkerPool
     runner: JobRunner
     executor: JobExecutor
+    lti: LtiServices
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -137,6 +139,9 @@ def _start(state: State) -> None:
     state.runner.recover()
     state.runner.start()
     threading.Thread(target=store.recover, args=(state,), name="grader-recover", daemon=True).start()
+    from .lti.runtime import Services
+    state.lti = Services(state.db, lambda: state.engine, s.policy, state.now, s.lti_interval_s)
+    state.lti.start()
 
 
 async def warm_up(app: FastAPI) -> None:
@@ -191,7 +196,7 @@ def _seed_draws(state: State) -> None:
 
 def _stop(state: State) -> None:
     state.shared_slots.stop()
-    for name in ("runner", "executor", "pool"):
+    for name in ("lti", "runner", "executor", "pool"):
         part = getattr(state, name, None)
         if part is not None:
             try:

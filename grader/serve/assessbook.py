@@ -64,6 +64,7 @@ def grant(conn: Connection, a: Assessment, user_id: int, due: datetime, by: str,
         raise APIError(422, "the new due date needs its time zone (e.g. 2026-12-01T23:59:00Z)", location="body.due")
     conn.execute(insert(Extension).values(user_id=user_id, assessment_id=a.id, due=due, granted_by=by[:200],
                                           reason=reason, created_at=at))
+    _passback(conn, [(user_id, a.id)], at, "extension")
     return {"assessment": a.id, "due": iso(due), "granted_by": by, "reason": reason, "created_at": iso(at)}
 
 
@@ -73,6 +74,7 @@ def revoke(conn: Connection, a: Assessment, user_id: int, by: str, at: datetime)
         return False
     conn.execute(insert(Extension).values(user_id=user_id, assessment_id=a.id, due=None, granted_by=by[:200],
                                           reason="revoked", created_at=at))
+    _passback(conn, [(user_id, a.id)], at, "extension")
     return True
 
 
@@ -110,7 +112,14 @@ def start(conn: Connection, a: Assessment, user_id: int, at: datetime) -> tuple[
 
 def release(conn: Connection, a: Assessment, by: str, at: datetime) -> JSON:
     conn.execute(insert(Release).values(assessment_id=a.id, released_at=at, released_by=by[:200]))
+    from .lti.outbox import enqueue_assessment           # the LMS's gradebook: in this transaction
+    enqueue_assessment(conn, a.id, at, "release")
     return {"assessment": a.id, "released_at": iso(at), "released_by": by}
+
+
+def _passback(conn: Connection, pairs: list[tuple[int, str]], at: datetime, cause: str) -> None:
+    from .lti.outbox import enqueue                      # the LMS's gradebook: in this transaction
+    enqueue(conn, pairs, at, cause)
 
 
 # ------------------------------------------------------------------ a learner's view
@@ -180,12 +189,13 @@ def _late_answers(conn: Connection, problem_ids: list[str]) -> dict[str, tuple[f
     return {r.id: (r.raw_score, r.penalty) for r in conn.execute(q)}
 
 
-def _attempts(conn: Connection, problem_ids: list[str]) -> list[Record]:
-    return list(conn.execute(
-        select(Answer.id, Answer.user_id, Answer.problem_id, Answer.score, Answer.pending_points, Answer.status)
-        .join(Submission, Submission.id == Answer.submission_id)
-        .where(Answer.status.is_not(None), Answer.problem_id.in_(problem_ids))
-        .order_by(Submission.created_at, Answer.position)).all())
+def _attempts(conn: Connection, problem_ids: list[str], user_id: int | None = None) -> list[Record]:
+    q = (select(Answer.id, Answer.user_id, Answer.problem_id, Answer.score, Answer.pending_points, Answer.status)
+         .join(Submission, Submission.id == Answer.submission_id)
+         .where(Answer.status.is_not(None), Answer.problem_id.in_(problem_ids)))
+    if user_id is not None:
+        q = q.where(Answer.user_id == user_id)
+    return list(conn.execute(q.order_by(Submission.created_at, Answer.position)).all())
 
 
 def _reviews(conn: Connection, problem_ids: list[str]) -> dict[str, float]:
@@ -212,10 +222,10 @@ def _cell(attempts: list[Record], reviews: dict[str, float], bank_points: float,
             "raw_score": json_number(round(raw * factor, 6), digits=6) if raw is not None else None}
 
 
-def book(conn: Connection, engine: Engine, a: Assessment, policy: str) -> JSON:
-    """One row per learner: each problem of ``a`` (its score in ``a``'s points; ``late``, the
-    ``penalty`` points lost and the ``raw_score`` of the attempt that counts), the total, the
-    learner's extension and start."""
+def book(conn: Connection, engine: Engine, a: Assessment, policy: str, user_id: int | None = None) -> JSON:
+    """One row per learner (``user_id``: that learner's alone): each problem of ``a`` (its score
+    in ``a``'s points; ``late``, the ``penalty`` points lost and the ``raw_score`` of the attempt
+    that counts), the total, the learner's extension and start."""
     course = engine.course
     assert course is not None
     pts = points(engine, a)
@@ -223,10 +233,10 @@ def book(conn: Connection, engine: Engine, a: Assessment, policy: str) -> JSON:
     bank = {pid: engine.points(pid) for pid in ids}
     factor = {pid: pts[pid] / bank[pid] if bank[pid] else 1.0 for pid in ids}
     here = {pid: {"max_score": json_number(pts[pid], digits=6)} for pid in ids}
-    learners = conn.execute(select(User.id, User.login, User.name, User.email).where(User.role == "learner")
-                            .order_by(User.login)).all()
+    q = select(User.id, User.login, User.name, User.email).where(User.role == "learner")
+    learners = conn.execute(q.where(User.id == user_id) if user_id is not None else q.order_by(User.login)).all()
     by: defaultdict[tuple[int, str], list[Record]] = defaultdict(list)
-    for r in _attempts(conn, ids):
+    for r in _attempts(conn, ids, user_id):
         by[(r.user_id, r.problem_id)].append(r)
     reviews = _reviews(conn, ids) if by else {}
     late = _late_answers(conn, ids)
@@ -285,4 +295,15 @@ def parse_time(text: str, course: Course, where: str) -> datetime:
                        "2026-12-01T23:59:00Z)", location=where) from None
     if t.tzinfo is None:
         t = t.replace(tzinfo=ZoneInfo(course.timezone))
-    return aware(t).astimezone(timezone.utc)
+    try:
+        utc = aware(t).astimezone(timezone.utc)
+    except OverflowError:       # e.g. 9999-12-31T23:59-23:59: past the last time Python has, in UTC
+        utc = None
+    if utc is None or not EARLIEST <= utc <= LATEST:
+        raise APIError(422, f"{text[:60]!r} is out of range: a time from {EARLIEST.year} to {LATEST.year - 1}",
+                       location=where)
+    return utc
+
+
+EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(9000, 1, 1, tzinfo=timezone.utc)     # far from datetime.max: a window's arithmetic never overflows

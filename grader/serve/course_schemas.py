@@ -5,6 +5,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .schemas import Text
+
 
 class WindowOut(BaseModel):
     state: Literal["not_open", "open", "late", "closed"]
@@ -71,10 +73,10 @@ class Started(BaseModel):
 
 class ExtensionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    learner: str = Field(max_length=200)
-    due: str = Field(max_length=60, description="ISO 8601; without a zone, in the course's time zone",
+    learner: Text = Field(max_length=200)
+    due: Text = Field(max_length=60, description="ISO 8601; without a zone, in the course's time zone",
                      examples=["2026-12-08T23:59"])
-    reason: str = Field("", max_length=2000)
+    reason: Text = Field("", max_length=2000)
 
 
 class ExtensionOut(BaseModel):

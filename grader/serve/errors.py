@@ -70,6 +70,18 @@ def install(app: FastAPI) -> None:
             status, code = 400, "bad_request"
         return response(status, code, f"{first.get('msg', 'invalid')}{more}", loc or None)
 
+    from sqlalchemy.exc import DataError
+
+    @app.exception_handler(DataError)
+    async def _data(request: Request, e: DataError) -> JSONResponse:
+        """A value the database refuses: text with a NUL character (PostgreSQL's text columns
+        take none) where no check came first is the client's error (422), anything else ours."""
+        if "NUL" in str(e.orig):
+            log.warning("refused on %s %s: text with a NUL character", request.method, request.url.path)
+            return response(422, "invalid", "text cannot contain a NUL character (\\u0000)")
+        log.error("internal error on %s %s", request.method, request.url.path, exc_info=e)
+        return response(500, "internal", "internal error; it was logged")
+
     @app.exception_handler(Exception)
     async def _internal(request: Request, e: Exception) -> JSONResponse:
         from sqlalchemy.exc import OperationalError

@@ -142,6 +142,8 @@ class JobWork:
                 graded.append((answer_id, r))
             if graded:
                 update_answers(conn, graded)
+                from .lti.outbox import enqueue_answers  # the LMS's gradebook: in this transaction
+                enqueue_answers(conn, [aid for aid, _ in graded], self.state.now(), "regrade")
                 totals = conn.execute(select(Answer.score, Answer.pending_points)
                                       .where(Answer.submission_id == sub_id)).all()
                 pending = sum(t.pending_points or 0 for t in totals)

@@ -96,9 +96,13 @@ def _score(p: BankProblem | None, points: float, score: float | None, rubric: li
     raise APIError(422, "give a score or the rubric items that apply", location="body.score")
 
 
-def _answer(conn: Connection, answer_id: str) -> Any:
-    a = conn.execute(select(Answer.id, Answer.problem_id, Answer.max_score, Answer.pending_points, Answer.status,
-                            Answer.raw, Answer.user_id).where(Answer.id == answer_id[:64])).first()
+def _answer(conn: Connection, answer_id: str, *, lock: bool = False) -> Any:
+    """The answer's row; ``lock``: held until the transaction ends (PostgreSQL's ``FOR UPDATE``,
+    so that two requests about one answer are decided one after the other; SQLite's writes
+    are one at a time already)."""
+    q = select(Answer.id, Answer.problem_id, Answer.max_score, Answer.pending_points, Answer.status,
+               Answer.raw, Answer.user_id).where(Answer.id == answer_id[:64])
+    a = conn.execute(q.with_for_update() if lock else q).first()
     if a is None:
         raise not_found("answer")
     return a
@@ -130,6 +134,8 @@ def add_review(conn: Connection, engine: Engine, answer_id: str, reviewer: Princ
     at = at or now()            # the service's clock (State.now: Settings.now where a test sets one)
     conn.execute(insert(Review), [{"answer_id": t, "reviewer_id": reviewer.id, "score": value, "comment": comment,
                                    "rubric": list(rubric or []), "created_at": at} for t in targets])
+    from .lti.outbox import enqueue_answers              # the LMS's gradebook: in this transaction
+    enqueue_answers(conn, targets, at, "review")
     return {"answer_id": a.id, "problem": a.problem_id, "score": json_number(value, digits=6), "comment": comment,
             "rubric": applied_items(p, rubric), "reviewer": reviewer.login, "at": iso(at),
             "score_from": "given" if score is not None else "rubric", "applied_to": targets}
@@ -154,7 +160,7 @@ def latest_requests(conn: Connection, answer_ids: Iterable[str]) -> dict[str, JS
 
 def request_regrade(conn: Connection, who: Principal, answer_id: str, message: str,
                     at: datetime | None = None) -> JSON:
-    a = _answer(conn, answer_id)
+    a = _answer(conn, answer_id, lock=True)     # one open request per answer, however many come at once
     if a.user_id != who.id:
         raise not_found("answer")       # another's answer: as if it did not exist
     if a.status is None:
@@ -175,7 +181,7 @@ def request_regrade(conn: Connection, who: Principal, answer_id: str, message: s
 def answer_request(conn: Connection, engine: Engine, request_id: int, who: Principal, response: str, *,
                    score: float | None = None, rubric: list[str] | None = None, comment: str | None = None,
                    at: datetime | None = None) -> JSON:
-    r = conn.execute(select(*_REQ).where(RegradeRequest.id == request_id)).first()
+    r = conn.execute(select(*_REQ).where(RegradeRequest.id == request_id).with_for_update()).first()   # answered once
     if r is None:
         raise not_found("regrade request")
     if r.status != "open":

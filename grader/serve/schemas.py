@@ -1,11 +1,22 @@
 """The API's request and response models: what /openapi.json and /docs show."""
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 Raw = Any   # an answer as JSON gives it: text, a number, a list (a shape), true/false, null
+
+
+def _no_nul(text: str) -> str:
+    if "\x00" in text:
+        raise ValueError("text cannot contain a NUL character (\\u0000)")
+    return text
+
+
+Text = Annotated[str, AfterValidator(_no_nul)]
+"""Text a person writes that is stored (a comment, a message, a reason): no NUL character,
+which PostgreSQL's text columns refuse (a 500 before this check)."""
 
 
 class ErrorDetail(BaseModel):
@@ -175,8 +186,8 @@ class ReviewIn(BaseModel):
     [0, cap]); a score given with rubric items overrides their sum."""
     model_config = ConfigDict(extra="forbid")
     score: float | None = Field(None, ge=0, description="points, from 0 to the problem's points")
-    rubric: list[str] | None = Field(None, max_length=20, description="ids of the rubric items that apply")
-    comment: str = Field("", max_length=10_000, description="to the learner")
+    rubric: list[Text] | None = Field(None, max_length=20, description="ids of the rubric items that apply")
+    comment: Text = Field("", max_length=10_000, description="to the learner")
     identical: bool = Field(False, description="also every identical answer (same problem, same normalised "
                                                "text) waiting for a person and not reviewed yet")
 
@@ -225,16 +236,16 @@ class ReviewItem(BaseModel):
 
 class RegradeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    message: str = Field(min_length=1, max_length=5000, description="why the learner asks")
+    message: Text = Field(min_length=1, max_length=5000, description="why the learner asks")
 
 
 class RegradeAnswerIn(BaseModel):
     """The staff's answer; with a score or rubric items, a new review is recorded too."""
     model_config = ConfigDict(extra="forbid")
-    response: str = Field(min_length=1, max_length=10_000)
+    response: Text = Field(min_length=1, max_length=10_000)
     score: float | None = Field(None, ge=0)
-    rubric: list[str] | None = Field(None, max_length=20)
-    comment: str | None = Field(None, max_length=10_000, description="the new review's comment (default: the last)")
+    rubric: list[Text] | None = Field(None, max_length=20)
+    comment: Text | None = Field(None, max_length=10_000, description="the new review's comment (default: the last)")
 
 
 class RegradeAnswered(Regrade):

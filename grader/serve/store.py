@@ -224,6 +224,10 @@ def _record(conn: Connection, sub_id: str, rows: list[JSON], obj: JSON, at: date
                               "b_unanswered": obj.get("unanswered")}).rowcount
     if n:
         update_answers(conn, [(row["id"], r) for r, row in zip(obj["results"], rows)])
+        if any(isinstance(r, dict) and r.get("assessment") for r in obj["results"]):
+            from .lti.outbox import enqueue_results      # the LMS's gradebook: in this transaction
+            uid = conn.execute(select(S.c.user_id).where(S.c.id == sub_id)).scalar_one()
+            enqueue_results(conn, uid, obj["results"], at, "graded")
     return bool(n)
 
 
@@ -365,4 +369,6 @@ def insert_graded(conn: Connection, user_id: int, obj: JSON, source: str, create
              **late_columns(r)} for i, r in enumerate(obj["results"])]
     if rows:
         conn.execute(insert(A), rows)
+        from .lti.outbox import enqueue_results          # the LMS's gradebook: in this transaction
+        enqueue_results(conn, user_id, obj["results"], created, source)
     return sub_id

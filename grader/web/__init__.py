@@ -18,7 +18,7 @@ def install(app: FastAPI) -> None:
     from fastapi.responses import RedirectResponse
     from fastapi.staticfiles import StaticFiles
 
-    from . import assessments, learn, review, spec, staff, staff_assessments, stats, viewas
+    from . import assessments, learn, lti, review, spec, staff, staff_assessments, staff_lti, stats, viewas
     from .render import page_error
     from .session import PageError
 
@@ -28,7 +28,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(PageError, page_error)
     app.add_exception_handler(HTTPException, not_found_page(app.exception_handlers[HTTPException]))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    for module in (learn, assessments, staff_assessments, viewas, stats, staff, review, spec):
+    for module in (learn, assessments, staff_assessments, staff_lti, viewas, stats, staff, review, spec, lti):
         app.include_router(module.router)
 
     @app.get("/", include_in_schema=False)

@@ -217,9 +217,15 @@ async def validate(request: Request, problem: str = Form(..., max_length=200),
 def template(problem_id: str, request: Request, who: Principal = Depends(page_user)) -> Response:
     """A code exercise's template (``template.py`` beside its tests): that file only, never
     the reference solution or the tests."""
-    path = template_of(service.state(request), problem_id)
+    st = service.state(request)
+    path = template_of(st, problem_id)
     if path is None:
         raise PageError(404, "This exercise has no template.")
+    if not who.instructor and st.engine.course is not None:    # as its page: not before its assessment opens
+        with st.db.read() as conn:
+            why = course.not_viewable(st, conn, who.id, problem_id)
+        if why:
+            raise PageError(409, why)
     return Response(path.read_bytes(), media_type="text/x-python; charset=utf-8",
                     headers={"Content-Disposition": 'attachment; filename="template.py"',
                              "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})

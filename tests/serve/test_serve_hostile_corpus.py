@@ -8,6 +8,7 @@ Cases whose fix is on another branch of #26 are xfail(strict=True) with that bra
 (hostile_service.THROTTLE, SESSIONS, TIMEOUTS): the lead removes the marker at the merge."""
 from __future__ import annotations
 
+import html
 import os
 import re
 import socket
@@ -17,7 +18,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from hostile_service import CASES, FAMILIES, HONEST, HONEST_SCORE, Case, replay
+from hostile_service import (ALICE_REVIEW, ALICE_SECRET, CASES, COURSE, FAMILIES, FORMULA_START, HONEST, HONEST_SCORE,
+                             NAMES, XSS, Case, replay)
 from serve_helpers import LiveServer, make_bank, users
 
 PWNED = "/tmp/grader-pwned"
@@ -49,7 +51,9 @@ def live(request, tmp_path_factory):
     database = (f"sqlite:///{tmp / 'grader.db'}" if request.param == "sqlite"
                 else request.getfixturevalue("postgres").new_database())
     tokens = users(database, prof="instructor", mallory="learner", alice="learner")
-    server = LiveServer(database, bank, tmp, "--rate", "0").start()
+    _named_learners(database)
+    (tmp / "course.yaml").write_text(COURSE)
+    server = LiveServer(database, bank, tmp, "--rate", "0", "--course", str(tmp / "course.yaml")).start()
     clients: dict[str, httpx.Client] = {}
 
     def client(source: str = "127.0.0.1") -> httpx.Client:
@@ -62,8 +66,9 @@ def live(request, tmp_path_factory):
     job = client().post("/api/v1/code-submissions", headers=alice, data={"problem": "17-08/code-add"},
                         files={"file": ("add.py", b"def add(a, b):\n    return a + b\n")}).json()
     ctx = {"alice_sub": sub["id"], "alice_answer": sub["results"][0]["answer_id"], "alice_job": job["id"]}
+    ctx.update(_reviews_setup(client(), tokens, ctx["alice_answer"]))
     browsers = {"mallory": _browser(server.url, tokens["mallory"]), "other": _browser(server.url, None),
-                "anon": _browser(server.url, None)}
+                "anon": _browser(server.url, None), "prof": _browser(server.url, tokens["prof"])}
     gone = _browser(server.url, tokens["mallory"])           # a session saved, then signed out
     r = httpx.post(server.url + "/logout", data={"csrf": gone["csrf"]}, cookies=gone["cookies"], timeout=60)
     assert r.status_code == 303, r.text
@@ -73,6 +78,88 @@ def live(request, tmp_path_factory):
     for c in clients.values():
         c.close()
     server.stop()
+
+
+def _named_learners(database: str) -> None:
+    """The learners of NAMES (their names formulas and markup), made before the server starts."""
+    from grader.db import Database
+    from grader.serve.accounts import add_user
+    db = Database(database)
+    try:
+        for login, name in NAMES.items():
+            add_user(db, login, "learner", name=name)
+    finally:
+        db.dispose()
+
+
+def _reviews_setup(client: httpx.Client, tokens: dict, alice_answer: str) -> dict:
+    """prof reviews alice's answer (ALICE_REVIEW); alice asks a regrade (ALICE_SECRET); mallory's
+    graded answers: one with an open request whose message is XSS, three without."""
+    def h(who):
+        return {"Authorization": f"Bearer {tokens[who]}"}
+    r = client.post(f"/api/v1/review/{alice_answer}", json={"score": 1, "comment": ALICE_REVIEW}, headers=h("prof"))
+    assert r.status_code == 201, r.text
+    r = client.post(f"/api/v1/answers/{alice_answer}/regrade-request", json={"message": ALICE_SECRET},
+                    headers=h("alice"))
+    assert r.status_code == 201, r.text
+    out = {"alice_request": str(r.json()["id"])}
+    for key in ("mallory_answer", "mallory_flood", "mallory_burst", "mallory_spare"):
+        r = client.post("/api/v1/submissions", json={"answers": HONEST}, headers=h("mallory"))
+        assert r.status_code == 201 and r.json()["status"] == "graded", r.text
+        out[key] = r.json()["results"][0]["answer_id"]
+    r = client.post(f"/api/v1/answers/{out['mallory_answer']}/regrade-request", json={"message": XSS},
+                    headers=h("mallory"))
+    assert r.status_code == 201, r.text
+    return out
+
+
+def _api(live, who: str, path: str):
+    r = live["client"]().get(path, headers={"Authorization": f"Bearer {live['tokens'][who]}"})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _alice_state(live) -> tuple:
+    """alice's submissions, her review (score, comment) and her regrade request (status, message)."""
+    mine = {x["answer_id"]: x for x in _api(live, "alice", "/api/v1/me/reviews")}
+    a = mine[live["ctx"]["alice_answer"]]
+    return (_mine(live, "alice"), a["score"], a["review"]["comment"], a["regrade"]["status"], a["regrade"]["message"])
+
+
+def _assessment(live, who: str, aid: str) -> dict:
+    return _api(live, who, f"/api/v1/assessments/{aid}")
+
+
+def _open_requests(live, answer_id: str) -> int:
+    return sum(1 for x in _api(live, "prof", "/api/v1/review")
+               if x["answer_id"] == answer_id and (x["regrade"] or {}).get("status") == "open")
+
+
+def _regrade_burst(live) -> None:
+    """16 requests for one answer at once (connections opened first, sent together past a
+    barrier): one is taken (201), the others are refused (409), one request is open. Without
+    the answer's row lock (reviews.request_regrade), PostgreSQL stored 4 to 6 open requests,
+    3 runs of 3."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    answer = live["ctx"]["mallory_burst"]
+    headers = {"Authorization": f"Bearer {live['tokens']['mallory']}"}
+    clients = [httpx.Client(base_url=live["server"].url, timeout=60) for _ in range(16)]
+    barrier = threading.Barrier(16, timeout=60)
+
+    def one(c: httpx.Client) -> int:
+        assert c.get("/healthz").status_code == 200        # the connection is open before the burst
+        barrier.wait()
+        return c.post(f"/api/v1/answers/{answer}/regrade-request", json={"message": "burst"},
+                      headers=headers).status_code
+    try:
+        with ThreadPoolExecutor(16) as ex:
+            codes = sorted(ex.map(one, clients))
+    finally:
+        for c in clients:
+            c.close()
+    assert codes == [201] + [409] * 15, codes
+    assert _open_requests(live, answer) == 1
 
 
 def _mine(live, who="mallory") -> int:
@@ -150,6 +237,8 @@ def _action(live, name: str) -> None:
             assert _closed_within(s, 65), "a request whose body never came is still open after 65 s"
         finally:
             s.close()
+    elif name == "regrade_burst":
+        _regrade_burst(live)
     else:
         raise AssertionError(f"no such action {name}")
 
@@ -168,13 +257,16 @@ def test_hostile_corpus(live, item, request):
         _action(live, case.action)
         return
     before = _mine(live) if "nothing_stored" in case.after else None
+    alice = _alice_state(live) if "alice_untouched" in case.after else None
+    jobs = len(_api(live, "mallory", "/api/v1/jobs")) if "no_new_job" in case.after else None
     logins = set(_logins(live)) if "no_bad_login" in case.after else set()
     if "not_pwned" in case.after and os.path.exists(PWNED):
         os.remove(PWNED)
     r = replay(live["client"](case.source), case, live["ctx"], live["tokens"], live["server"].port,
                live["browsers"])
     status = r if isinstance(r, int) else r.status_code
-    text = "" if isinstance(r, int) else r.text[:500]
+    full = "" if isinstance(r, int) else r.text
+    text = full[:500]
     assert status in case.expect, f"{case.id}: {status} {text}"
     assert status < 500
     for check in case.after:
@@ -206,12 +298,59 @@ def test_hostile_corpus(live, item, request):
             from grader.db.ids import login_problem          # the one learner-id rule (#26 item 10)
             bad = [login for login in set(_logins(live)) - logins if login_problem(login)]
             assert bad == [], f"learner ids that `grader users` refuses were created: {bad!r}"
+        elif check == "no_alice":          # nothing of alice's: her answer's id, review, request, login
+            for secret in (live["ctx"]["alice_answer"], ALICE_REVIEW, ALICE_SECRET, "alice"):
+                assert secret not in full, f"{case.id}: {secret!r} in the answer: {text}"
+        elif check == "alice_untouched":
+            assert _alice_state(live) == alice, f"{case.id} changed alice's answers, review or request"
+        elif check == "no_new_job":
+            assert len(_api(live, "mallory", "/api/v1/jobs")) == jobs, f"{case.id} queued a job"
+        elif check == "no_hidden_prompt":  # the prompts of a problem not open (example-2) or not started (quiz-2)
+            for pid in ("17-08/example-2.params", "17-08/quiz-2"):
+                prompt = _api(live, "prof", f"/api/v1/exercises/{pid}")["prompt"]
+                for shown in (prompt[:60], html.escape(prompt[:60])):
+                    assert shown not in full, f"{case.id}: the prompt of {pid} in the answer"
+        elif check == "no_logins":         # an anonymous review queue names no learner
+            assert ">alice<" not in full and '"alice"' not in full and "mallory" not in full, text
+        elif check == "no_template":
+            assert "def " not in full, text
+        elif check == "no_request":
+            mine = {x["answer_id"] for x in _api(live, "mallory", "/api/v1/me/reviews")}
+            assert live["ctx"]["mallory_spare"] not in mine, f"{case.id} stored a regrade request"
+        elif check == "one_open_request":
+            assert _open_requests(live, live["ctx"]["mallory_flood"]) == 1
+        elif check == "not_started":
+            assert _assessment(live, "mallory", "timed-quiz")["started_at"] is None, f"{case.id} started the quiz"
+        elif check == "still_closed":
+            a = _assessment(live, "mallory", "closed-hw")
+            assert a["window"]["state"] == "closed" and a["extension"] is None, a
+        elif check == "not_released":
+            a = _assessment(live, "mallory", "hidden-hw")
+            assert a["scores_shown"] is False, f"{case.id} released hidden-hw: {a}"
+        elif check == "escaped":           # mallory's regrade message (XSS) is on the page, as text
+            assert XSS not in full and "<img src=x" not in full, f"{case.id}: markup as is"
+            assert "&lt;script&gt;alert(" in full, f"{case.id}: mallory's request is not on the page"
+        elif check == "escaped_name":      # peggy's name (XSS) is on the page, as text
+            assert XSS not in full and "<img src=x" not in full, f"{case.id}: markup as is"
+            assert "&lt;script&gt;alert(" in full, f"{case.id}: peggy's name is not on the page"
+        elif check == "no_raw_markup":
+            assert "<script>" not in full.replace("<script src=", "") and "<b>" not in full, text
+        elif check == "json_message_kept":  # the API gives the text as it was written (JSON escapes nothing)
+            mine = [x for x in r.json() if x["answer_id"] == live["ctx"]["mallory_answer"]]
+            assert mine and mine[0]["regrade"]["message"] == XSS, mine
+        elif check == "csv_neutral":       # no cell a spreadsheet would run; the formula names are there, quoted
+            import csv
+            import io
+            cells = [c for row in csv.reader(io.StringIO(full)) for c in row]
+            bad = [c for c in cells if c.startswith(FORMULA_START)]
+            assert bad == [], f"{case.id}: cells a spreadsheet runs: {bad!r}"
+            assert "'" + NAMES["eve"] in cells and "'" + NAMES["trudy"] in cells, f"{case.id}: {text}"
         else:
             raise AssertionError(f"no such post-condition {check}")
 
 
 def test_the_corpus_covers_every_family_of_the_issue():
     assert set(FAMILIES) == {"tokens", "others", "csrf", "sessions", "injection", "bodies", "queries", "uploads",
-                             "slow", "headers"}
+                             "slow", "headers", "course", "reviews", "exports"}
     assert len({c.id for c in CASES}) == len(CASES)
     assert all(c.expect and all(s < 500 for s in c.expect) for c in CASES)

@@ -169,8 +169,8 @@ def test_staff_pages(demo, new_page, tmp_path):
     page = new_page()
     sign_in(page, demo.url, demo.prof)
     u, who = demo.url, demo.learner
-    for route in ("/staff", "/staff/audit", "/staff/batch", "/staff/extensions", "/staff/regrade", "/staff/review",
-                  "/staff/statistics"):
+    for route in ("/staff", "/staff/audit", "/staff/batch", "/staff/extensions", "/staff/lti", "/staff/regrade",
+                  "/staff/review", "/staff/statistics"):
         _check(page, u + route, VISITED, route)
     page.goto(u + "/staff")
     ids = _assessments(page)

@@ -7,7 +7,8 @@ API = "/api/v1"
 
 
 def install(app: FastAPI) -> None:
-    from . import assessments, audit, exercises, health, jobs, review, staff, submissions
+    from . import assessments, audit, exercises, health, jobs, lti_services, lti_tool, review, staff, submissions
     app.include_router(health.router)
-    for module in (exercises, submissions, jobs, staff, review, audit, assessments):
+    app.include_router(lti_tool.router)
+    for module in (exercises, submissions, jobs, staff, review, audit, assessments, lti_services):
         app.include_router(module.router, prefix=API)

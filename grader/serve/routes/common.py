@@ -9,6 +9,8 @@ from fastapi.responses import JSONResponse
 
 from ..errors import APIError
 
+MAX_ROW_ID = 2**31 - 1      # the largest integer id a row has (past it: 422, never an overflow and a 500)
+
 if TYPE_CHECKING:
     from ..app import State
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from sqlalchemy.engine import Connection
 
 from grader.db import audit
@@ -16,7 +16,7 @@ from .. import course, reviews
 from ..auth import Principal, current_user, instructor
 from ..schemas import (ERRORS, MyReview, Regrade, RegradeAnswered, RegradeAnswerIn, RegradeIn, ReviewIn, ReviewItem,
                        ReviewOut)
-from .common import FastJSON, state
+from .common import MAX_ROW_ID, FastJSON, state
 
 router = APIRouter(tags=["review"], responses=ERRORS)
 
@@ -64,7 +64,7 @@ def regrade_request(answer_id: str, body: RegradeIn, request: Request,
 
 @router.post("/regrade-requests/{request_id}", response_model=RegradeAnswered,
              summary="Answer a regrade request (with a score or rubric items: a new review too)")
-def answer_regrade(request_id: int, body: RegradeAnswerIn, request: Request,
+def answer_regrade(body: RegradeAnswerIn, request: Request, request_id: int = Path(ge=1, le=MAX_ROW_ID),
                    who: Principal = Depends(instructor)) -> FastJSON:
     st = state(request)
     with st.db.write() as conn:
