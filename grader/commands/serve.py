@@ -105,7 +105,7 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, cou
         make_jobs = cluster_job_executor(scheduler)
     settings = Settings(database=d.url, exercises=exercises, spec=spec, course=course, workers=workers, job_workers=job_workers,
                         timeout_s=timeout, policy=policy, rate=rate, burst=burst, web_secret=web_secret,
-                        job_executor=make_jobs, lti_interval_s=lti_interval)
+                        job_executor=make_jobs, lti_interval_s=lti_interval, freeze_heap=True)
     # the event loop, the database writer and the workers' dispatcher are threads handing work
     # to each other: a shorter GIL switch interval lets a thread back from I/O run sooner
     sys.setswitchinterval(0.001)

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 
 import anyio
 from fastapi import Depends, Request
-from sqlalchemy import case, delete, select
+from sqlalchemy import bindparam, case, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.dml import ReturningInsert
 
 from grader.db import Database, audit
 from grader.db.models import AuthFailure, Token, User
@@ -124,6 +125,7 @@ class FailureThrottle:
     def __init__(self, limit: int, window_s: float, prune_s: float = 30.0) -> None:
         self.limit, self.window_s, self.prune_s = limit, window_s, prune_s
         self._pruned = 0.0
+        self._upserts: dict[str, ReturningInsert[int]] = {}
 
     def wait(self, db: Database, keys: list[str], now: float | None = None) -> float:
         """0 if these keys may try; else the seconds until their window ends."""
@@ -149,20 +151,32 @@ class FailureThrottle:
         if self.limit <= 0:
             return 0
         now = time.time() if now is None else now
-        ended = AuthFailure.window_start <= now - self.window_s
-        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        stmt = self._upserts.get(dialect)
+        if stmt is None:
+            stmt = self._upserts[dialect] = upsert_failure(dialect)
         most = 0
         for key in keys:
-            stmt = insert(AuthFailure).values(key=key, window_start=now, failures=1)
-            stmt = stmt.on_conflict_do_update(          # the row's values before this update
-                index_elements=[AuthFailure.key],
-                set_={"failures": case((ended, 1), else_=AuthFailure.failures + 1),
-                      "window_start": case((ended, now), else_=AuthFailure.window_start)})
-            most = max(most, conn.execute(stmt.returning(AuthFailure.failures)).scalar_one())
+            n: int = conn.execute(stmt, {"b_key": key, "b_now": now, "b_ended": now - self.window_s}).scalar_one()
+            most = max(most, n)
         if now - self._pruned >= self.prune_s:
             self._pruned = now
             conn.execute(delete(AuthFailure).where(AuthFailure.window_start <= now - self.window_s))
         return most
+
+
+def upsert_failure(dialect: str) -> ReturningInsert[int]:
+    """One failure counted against ``b_key`` at ``b_now`` (a window that began at ``b_ended`` or
+    before has ended: it starts again), returning the count. Built once per dialect: under a
+    stream of wrong tokens, building it (its CASE expressions) cost more than running it."""
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    ended = AuthFailure.window_start <= bindparam("b_ended", type_=AuthFailure.window_start.type)
+    now = bindparam("b_now", type_=AuthFailure.window_start.type)
+    stmt = insert(AuthFailure).values(key=bindparam("b_key"), window_start=now, failures=1)
+    stmt = stmt.on_conflict_do_update(          # the row's values before this update
+        index_elements=[AuthFailure.key],
+        set_={"failures": case((ended, 1), else_=AuthFailure.failures + 1),
+              "window_start": case((ended, now), else_=AuthFailure.window_start)})
+    return stmt.returning(AuthFailure.failures)
 
 
 def client_address(request: Request) -> str:
@@ -200,17 +214,25 @@ async def authenticate(request: Request, credential: str, where: str) -> Princip
     who: Principal | None = state.tokens.get(digest)
     if who is not None:
         return who
-    if len(credential) <= 200 and credential.startswith(PREFIX):
-        who = await anyio.to_thread.run_sync(lookup_hash, state.db, digest)
+    ours = len(credential) <= 200 and credential.startswith(PREFIX)
+    who, wait = await anyio.to_thread.run_sync(look_up, state.db, state.throttle, digest if ours else None,
+                                               failure_keys(client_address(request), credential))
     if who is not None:
         state.tokens.put(digest, who)
         return who
-    wait = await anyio.to_thread.run_sync(state.throttle.wait, state.db,
-                                          failure_keys(client_address(request), credential))
     if wait > 0:
         raise _throttled(request, credential, where, wait)
     await auth_failed(request, credential, where)
     return None
+
+
+def look_up(db: Database, throttle: FailureThrottle, digest: str | None,
+            keys: list[str]) -> tuple[Principal | None, float]:
+    """The token's user (``digest`` None: not one of ours, not looked up); where none, the
+    throttle's wait for ``keys``: one trip to a thread for a token that is not valid, not one
+    for each read."""
+    who = lookup_hash(db, digest) if digest is not None else None
+    return (who, 0.0) if who is not None else (None, throttle.wait(db, keys))
 
 
 def _unauthorized(message: str) -> APIError:

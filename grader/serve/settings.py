@@ -40,6 +40,8 @@ class Settings:
     web_secret: bytes | None = None # signs the pages' sessions (grader.serve.secret); None: made at start
     job_executor: Any = None        # makes the job executor (on_progress) -> JobExecutor; None: local processes
     #                                 (`--scheduler`: a Dask cluster's, grader.cluster.jobs.DaskJobExecutor)
+    freeze_heap: bool = False       # once started, the heap so far is moved out of the cycle collector's
+    #                                 reach (gc.freeze): only a process the service owns (`grader serve`)
     lti_interval_s: float = 5.0     # the LTI outbox's sender looks for scores to post this often (0: no sender;
     #                                 tests drive grader.serve.lti.outbox.Sender.run_once themselves)
     now: Callable[[], datetime] | None = None   # the clock of assessments' windows (UTC); None: the system's

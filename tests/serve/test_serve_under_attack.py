@@ -188,3 +188,171 @@ def test_the_service_delays_an_erring_address_only(app, monkeypatch):
     assert waited == [0.25]
     assert alice.get("/api/v1/exercises", headers=bearer(app.tokens["alice"])).status_code == 200
     assert waited == [0.25]
+
+
+# ------------------------------------------------------------------ the start-up heap, out of the collector's reach
+
+def test_the_service_freezes_its_start_up_heap_only_where_it_owns_the_process(tmp_path, monkeypatch):
+    """A full cycle collection walks the whole heap with the event loop stopped (75-200 ms in
+    the benchmark's server, every few seconds, collecting nothing): `grader serve` freezes what
+    start-up made, once it is made (the engine loaded, the workers started); an app made
+    elsewhere (a test, a library) leaves the process's collector alone."""
+    import gc
+    from grader.serve.app import create_app
+    from grader.serve.settings import Settings
+    calls: list[bool] = []
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append(hasattr(app.state.grader, "engine")))
+    database = f"sqlite:///{tmp_path / 'grader.db'}"
+    for freeze, expected in ((False, []), (True, [True])):       # True: frozen once, after the engine was loaded
+        calls.clear()
+        app = create_app(Settings(database=database, exercises=str(make_bank(tmp_path / str(freeze))), workers=1,
+                                  job_workers=1, freeze_heap=freeze))
+        with TestClient(app):
+            pass
+        assert calls == expected
+
+
+def test_grader_serve_asks_for_the_frozen_heap(tmp_path, monkeypatch):
+    import uvicorn
+    from click.testing import CliRunner
+    from grader.commands.serve import serve
+    from serve_helpers import free_port
+    import sys
+    seen: list[object] = []
+
+    def run(self, sockets=None):            # what uvicorn would serve, not served
+        seen.append(self.config.app.state.grader.settings.freeze_heap)
+        for s in sockets or ():
+            s.close()
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    monkeypatch.setattr(sys, "setswitchinterval", lambda s: None)      # the test process's own is kept
+    r = CliRunner().invoke(serve, ["--database", f"sqlite:///{tmp_path / 'grader.db'}", "--port",
+                                  str(free_port()), "--secret-file", str(tmp_path / "secret")])
+    assert r.exit_code == 0, r.output
+    assert seen == [True]
+
+
+def test_the_routing_is_built_before_the_first_request(tmp_path, monkeypatch):
+    """FastAPI derives an included router's matching state on the first request that walks it
+    (~150 ms with the pages, the event loop stopped): the start-up does it, so that the first
+    unknown path or first page an attacker asks for stalls nobody. Spied on FastAPI's own builder
+    (skipped where FastAPI has none: nothing to warm up then)."""
+    import fastapi.routing
+    from grader.serve.app import create_app
+    from grader.serve.settings import Settings
+    from grader.web import install as pages
+    included = getattr(fastapi.routing, "_IncludedRouter", None)
+    if included is None or not hasattr(included, "_build_effective_context"):
+        pytest.skip("this FastAPI builds no routing state on first use")
+    built: list[str] = []
+    build = included._build_effective_context
+
+    def spy(self, route):
+        built.append(str(getattr(route, "path", route)))
+        return build(self, route)
+    monkeypatch.setattr(included, "_build_effective_context", spy)
+    database = f"sqlite:///{tmp_path / 'grader.db'}"
+    app = create_app(Settings(database=database, exercises=str(make_bank(tmp_path)), workers=1, job_workers=1),
+                     extensions=(pages,))
+    with TestClient(app) as c:
+        assert built, "the start-up walked every router"
+        n = len(built)
+        for path in ("/no/such/page", "/learn", "/staff", "/api/v1/jobs/nope", "/healthz"):
+            c.get(path, follow_redirects=False)
+        assert built[n:] == []          # nothing left to build on a request
+
+
+# ------------------------------------------------------------------ a refused token costs less of the server's one process
+
+def test_a_wrong_token_takes_one_trip_to_a_thread_and_builds_no_statement(app, monkeypatch):
+    """A token that is not valid: its look-up and the throttle's read in one trip to a thread
+    (they were two), its failure counted and its audit line written with statements built once
+    (building the upsert's CASE expressions per failure cost more than running it); still 401,
+    then 429 past the limit (3 in this app), every failure counted."""
+    import anyio.to_thread
+    from grader.db import audit as audit_mod
+    from grader.serve import auth
+    trips: list[str] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def spy_trip(fn, *args, **kw):
+        if getattr(fn, "__module__", "") == "grader.serve.auth" or getattr(fn, "__self__", None) is not None:
+            trips.append(getattr(fn, "__qualname__", repr(fn)))
+        return await run_sync(fn, *args, **kw)
+    built: list[str] = []
+    case, insert = auth.case, audit_mod.insert
+    monkeypatch.setattr(anyio.to_thread, "run_sync", spy_trip)
+    monkeypatch.setattr(auth, "case", lambda *a, **kw: built.append("case") or case(*a, **kw))
+    monkeypatch.setattr(audit_mod, "insert", lambda *a, **kw: built.append("insert") or insert(*a, **kw))
+    api = TestClient(app, client=("10.7.7.7", 1))
+    wrong = bearer("grd_" + "w" * 43)
+    assert [api.get("/api/v1/me/grades", headers=wrong).status_code for _ in range(4)] == [401, 401, 401, 429]
+    assert trips == ["look_up"] * 4             # one trip per refused request (it was 2: the look-up, the read)
+    assert built.count("insert") == 0           # the audit line's statement was built at import
+    assert built.count("case") <= 2             # the upsert: built once (its 2 CASEs), not 2 per failure
+    from grader.db.models import AuditEntry, AuthFailure
+    from sqlalchemy import func, select
+    db = app.state.grader.db
+    with db.read() as conn:
+        counted = dict(conn.execute(select(AuthFailure.key, AuthFailure.failures)).all())
+    assert counted["addr:10.7.7.7"] == 3 and counted["prefix:grd_wwwwww"] == 3    # the 429 writes nothing
+    lines, deadline = 0, time.monotonic() + 30      # the audit's lines are written without being waited for
+    while lines < 3 and time.monotonic() < deadline:
+        with db.read() as conn:
+            lines = conn.execute(select(func.count()).select_from(AuditEntry).where(
+                AuditEntry.action == "auth.failed")).scalar_one()
+        time.sleep(0.05)
+    assert lines == 3
+
+
+def test_the_prebuilt_upsert_counts_and_restarts_windows_as_before(tmp_path):
+    """The failure counter's statement, built once with parameters: 1, 2, 3 in one window of 300 s;
+    a failure 300 s after the window began starts a new one (count 1, window moved)."""
+    from grader.db import Database
+    from grader.db.models import AuthFailure
+    from grader.serve.auth import FailureThrottle
+    from sqlalchemy import select
+    db = Database(f"sqlite:///{tmp_path / 'g.db'}")
+    db.ensure_schema()
+    t = FailureThrottle(limit=3, window_s=300.0, prune_s=1e9)
+    assert [t.fail(db, ["addr:a"], now=1000.0 + i) for i in range(3)] == [1, 2, 3]
+    assert t.wait(db, ["addr:a"], now=1010.0) == 290.0          # 1000 + 300 - 1010
+    assert t.fail(db, ["addr:a", "prefix:grd_abcdef"], now=1300.0) == 1      # 1300 - 1000 >= 300: a new window
+    with db.read() as conn:
+        assert conn.execute(select(AuthFailure.window_start).where(AuthFailure.key == "addr:a")).scalar_one() == 1300.0
+    db.dispose()
+
+
+# ------------------------------------------------------------------ a job process keeps its bank
+
+def test_a_job_process_loads_its_bank_again_only_when_it_changed_or_for_a_regrade(tmp_path, monkeypatch):
+    """Each batch upload loaded the bank and derived its spec's references again (~0.3 s of CPU
+    in the job process, the whole cost of a small batch): now once, again when a file of it
+    changes on disk, and always for a regrade."""
+    from grader.serve import engine
+    loads: list[str] = []
+    load = engine.load_bank
+    monkeypatch.setattr(engine, "load_bank", lambda *a, **kw: loads.append("load") or load(*a, **kw))
+    monkeypatch.setattr(engine, "_HELD", {})
+    bank_dir = make_bank(tmp_path)
+    config = {"exercises": str(bank_dir), "spec": None}
+    first = engine.job_bank(config)
+    assert engine.job_bank(config) is first and len(loads) == 1         # the second job: kept
+    quiz = bank_dir / "17-08" / "04-quiz.yaml"
+    past = time.time() - 60
+    os.utime(quiz, (past, past))                # changed on disk (its mtime moved)
+    second = engine.job_bank(config)
+    assert second is not first and len(loads) == 2
+    assert engine.job_bank(config) is second and len(loads) == 2
+    assert engine.job_bank(config, fresh=True) is not second and len(loads) == 3     # a regrade
+
+    asked: list[bool] = []
+
+    def spy(config, fresh=False):
+        asked.append(fresh)
+        raise LookupError("enough")
+    monkeypatch.setattr(engine, "job_bank", spy)
+    for kind in ("batch", "code", "regrade"):
+        with pytest.raises(LookupError):
+            engine.run_job(kind, "j", {}, None, config)
+    assert asked == [False, False, True]
