@@ -62,3 +62,23 @@ def browser():
         b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         yield b
         b.close()
+
+
+@pytest.fixture
+def new_page(browser):
+    """A page in a fresh context that fails the test on any dialog (alert, confirm) or
+    uncaught page error."""
+    contexts, events = [], []
+
+    def make():
+        ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.on("dialog", lambda d: (events.append(f"dialog: {d.message}"), d.dismiss()))
+        page.on("pageerror", lambda e: events.append(f"page error: {e}"))
+        page.set_default_timeout(20_000)
+        return page
+    yield make
+    for ctx in contexts:
+        ctx.close()
+    assert not events, f"script ran or failed in the page: {events}"

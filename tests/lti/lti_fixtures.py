@@ -56,19 +56,7 @@ def lti_live(tmp_path_factory):
 
 
 @pytest.fixture
-def lti_page(lti_browser):
-    """A page in a fresh browser context (no cookies) that fails on a dialog or a page error."""
-    contexts, events = [], []
-
-    def make():
-        ctx = lti_browser.new_context(viewport={"width": 1200, "height": 900})
-        contexts.append(ctx)
-        page = ctx.new_page()
-        page.on("dialog", lambda d: (events.append(f"dialog: {d.message}"), d.dismiss()))
-        page.on("pageerror", lambda e: events.append(f"page error: {e}"))
-        page.set_default_timeout(20_000)
-        return page
-    yield make
-    for ctx in contexts:
-        ctx.close()
-    assert not events, f"script ran or failed in the page: {events}"
+def lti_page(new_page):
+    """A page in a fresh browser context (no cookies) that fails on a dialog or a page error
+    (tests/conftest.py's ``new_page``)."""
+    return new_page

@@ -13,7 +13,6 @@ of the audit log.
 """
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from grader.db.models import LtiAccount, LtiContext, LtiMember, User
 
 from . import ags
 from .ags import ServiceError, SigningKey
-from .launch import MAX_ID, clean_text, role_of as launch_role_of
+from .launch import MAX_ID, clean_text, login_for, role_of as launch_role_of
 from .passback import endpoint, platform_of_context
 
 if TYPE_CHECKING:
@@ -53,11 +52,6 @@ def role_of(roles: list[str]) -> str | None:
     """``instructor``, ``learner`` or None: the launch's rule (:func:`.launch.role_of`: the course's
     roles decide; an institution role never makes a course's learner staff)."""
     return launch_role_of(roles)
-
-
-def login_for(issuer: str, subject: str) -> str:
-    """A new account's id: stable, and nothing of the LMS's user id shown (``lti-`` + 16 hex)."""
-    return "lti-" + hashlib.sha256(f"{issuer}\n{subject}".encode()).hexdigest()[:16]
 
 
 def ensure_user(conn: Connection, issuer: str, subject: str, *, name: str, email: str, role: str,
