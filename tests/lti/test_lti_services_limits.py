@@ -101,3 +101,35 @@ def test_an_lms_answer_is_read_up_to_a_bound():
         ags.send(client, "GET", url, "reading the line items")
     small = _client({url: httpx.Response(200, json=[{"id": url + "/1"}])})
     assert ags.send(small, "GET", url, "reading the line items").json() == [{"id": url + "/1"}]
+
+
+def test_staff_can_send_a_pending_passback_now_but_not_a_held_one(ctx):
+    """After a long outage a row may wait out up to an hour of back-off: named by staff, it is
+    due now (a fresh row; the waiting one superseded). A row held until the release is not."""
+    from datetime import timedelta
+
+    from sqlalchemy import update
+    from grader.db.models import LtiLink, LtiMember, LtiOutbox, User
+    from grader.serve.lti import outbox
+    db, pk = ctx
+    with db.write() as conn:
+        uid = conn.execute(insert(User).values(login="ann", role="learner", created_at=NOW)
+                           .returning(User.id)).scalar_one()
+        conn.execute(insert(LtiMember).values(context_pk=pk, user_id=uid, roles=[], seen_at=NOW))
+        conn.execute(insert(LtiLink).values(context_pk=pk, resource_link_id="rl", assessment_id="hw1", title="",
+                                            created_at=NOW))
+        assert outbox.enqueue(conn, [(uid, "hw1")], NOW, "graded") == 1
+        waiting = conn.execute(select(LtiOutbox.id)).scalar_one()
+        conn.execute(update(LtiOutbox).values(attempts=5, next_at=NOW + timedelta(hours=1)))   # backing off
+    with db.write() as conn:
+        assert outbox.resend(conn, None, NOW, "prof") == 0          # "every failed one": none failed
+        assert outbox.resend(conn, [waiting], NOW + timedelta(minutes=1), "prof") == 1
+    with db.read() as conn:
+        rows = {r.id: r for r in conn.execute(select(LtiOutbox))}
+    assert rows[waiting].status == "superseded"
+    fresh = [r for i, r in rows.items() if i != waiting]
+    assert [(r.status, r.attempts) for r in fresh] == [("pending", 0)]
+    assert outbox.aware(fresh[0].next_at) == NOW + timedelta(minutes=1)
+    with db.write() as conn:
+        conn.execute(update(LtiOutbox).where(LtiOutbox.id == fresh[0].id).values(status="held"))
+        assert outbox.resend(conn, [fresh[0].id], NOW, "prof") == 0

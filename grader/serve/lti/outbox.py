@@ -146,10 +146,12 @@ def iso(dt: datetime | None) -> str | None:
 
 
 def resend(conn: Connection, ids: Iterable[int] | None, at: datetime, actor: str, address: str = audit.CLI) -> int:
-    """Failed rows (``ids``; None: every failed one) pending again, their tries counted anew and a
-    fresh timestamp (later than the pair's last); the number made pending."""
+    """Failed rows (``ids``; None: every failed one), or pending ones waiting out their back-off
+    (named in ``ids``: "send now" once the LMS is back), pending again and due now, their tries
+    counted anew and a fresh timestamp (later than the pair's last); the number made pending.
+    A row held until its scores are released, or being sent, is left alone."""
     q = select(LtiOutbox.id, LtiOutbox.link_id, LtiOutbox.user_id, LtiOutbox.assessment_id).where(
-        LtiOutbox.status == "failed")
+        LtiOutbox.status.in_(("failed",) if ids is None else ("failed", "pending")))
     if ids is not None:
         q = q.where(LtiOutbox.id.in_(list(ids)))
     rows = conn.execute(q).all()
