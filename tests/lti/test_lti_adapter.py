@@ -7,7 +7,8 @@ from starlette.responses import Response
 
 from grader.db import Database
 from grader.serve.lti.adapter import DbStorage, LtiCookies, LtiRequest
-from grader.serve.lti.launch import login_for, role_of
+from grader.serve.lti.launch import role_of
+from grader.serve.lti.people import login_for
 
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/"
 

@@ -245,7 +245,7 @@ def test_a_derived_login_already_taken_is_never_taken_over(lti_live):
     """A staff account made by hand whose login is what an LTI subject derives to: the launch
     makes another user (a suffix), the staff account keeps its role and name."""
     from grader.db.models import now
-    from grader.serve.lti.launch import login_for
+    from grader.serve.lti.people import login_for
     p = lti_live.platform
     taken = login_for(p.issuer, "collide")
     with lti_live.db.write() as conn:

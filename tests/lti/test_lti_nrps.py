@@ -39,7 +39,7 @@ def members(app) -> dict[str, tuple[str, str, str]]:
 
 def test_the_roster_sync_creates_learners_and_instructors(world):
     from grader.db import audit
-    from grader.serve.lti.nrps import login_for
+    from grader.serve.lti.people import login_for
     from lti_ags_platform import ISSUER
     world.platform.roster = [dict(m) for m in ROSTER]
     st = world.state.grader

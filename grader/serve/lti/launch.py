@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
-import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -31,12 +29,14 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from grader.db import Database, audit
-from grader.db.models import (LtiAccount, LtiContext, LtiLink, LtiMember, LtiNonce, LtiState, Token, User,
+from grader.db.models import (LtiContext, LtiLink, LtiMember, LtiNonce, LtiState, Token, User,
                               now)
 from grader.serve.auth import Principal, new_token, token_hash, token_prefix
 
 from . import registry
 from .adapter import LtiLaunch
+from .people import clean_text, ensure_user, person_name
+
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 MESSAGE_TYPE, ROLES, CONTEXT, RESOURCE_LINK, CUSTOM, DEPLOYMENT = (
@@ -260,44 +260,10 @@ def record(db: Database, v: Verified, address: str, exp: float) -> Principal:
     return who
 
 
-def login_for(issuer: str, subject: str) -> str:
-    """The login of a new LTI user: stable (a digest of issuer and subject), a valid grader id."""
-    return "lti-" + hashlib.sha256(f"{issuer}\n{subject}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-BIDI = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def clean_text(x: object, n: int) -> str:
-    """A claim's text as kept: control characters (a newline, a terminal's escape) and bidi
-    overrides (which make a name read as another on staff pages and in a terminal) dropped,
-    spaces trimmed, at most ``n`` characters."""
-    if not isinstance(x, str):
-        return ""
-    return "".join(c for c in x if c not in BIDI and unicodedata.category(c) != "Cc").strip()[:n]
-
-
 def _user(conn: Connection, v: Verified) -> Principal:
     c = v.claims
-    subject = str(c["sub"])             # exactly as signed (checked: 1 to 255 characters)
-    name = clean_text(c.get("name"), 200) or " ".join(p for p in (clean_text(c.get("given_name"), 100),
-                                                              clean_text(c.get("family_name"), 99)) if p)
-    email = clean_text(c.get("email"), 320)
-    uid = conn.execute(select(LtiAccount.user_id).where(LtiAccount.issuer == v.issuer,
-                                                        LtiAccount.subject == subject)).scalar()
-    if uid is None:
-        login = login_for(v.issuer, subject)
-        while conn.execute(select(User.id).where(User.login == login)).first():      # taken by hand: bounded
-            login = f"{login_for(v.issuer, subject)}-{secrets.token_hex(2)}"
-        uid = conn.execute(insert(User).values(login=login, name=name, email=email, role=v.role, created_at=now())
-                           .returning(User.id)).scalar_one()
-        conn.execute(insert(LtiAccount).values(issuer=v.issuer, subject=subject, user_id=uid, created_at=now()))
-    else:
-        changes: dict[str, str] = {k: val for k, val in (("name", name), ("email", email)) if val}
-        if v.role == "instructor":      # an instructor's launch makes staff; a learner's never demotes
-            changes["role"] = "instructor"
-        if changes:
-            conn.execute(update(User).where(User.id == uid).values(**changes))
+    uid, _ = ensure_user(conn, v.issuer, str(c["sub"]),        # the subject exactly as signed (1 to 255 characters)
+                         name=person_name(c), email=clean_text(c.get("email"), 320), role=v.role, now=now())
     u = conn.execute(select(User.id, User.login, User.name, User.role).where(User.id == uid)).one()
     tid = conn.execute(select(Token.id).where(Token.user_id == uid, Token.revoked_at.is_(None))
                        .order_by(Token.id.desc())).scalar()

@@ -13,7 +13,6 @@ of the audit log.
 """
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,11 +23,12 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection
 
 from grader.db import audit
-from grader.db.models import LtiAccount, LtiContext, LtiMember, User
+from grader.db.models import LtiAccount, LtiContext, LtiMember
 
 from . import ags
 from .ags import ServiceError, SigningKey
-from .launch import MAX_ID, clean_text, login_for, role_of as launch_role_of
+from .launch import MAX_ID, role_of as launch_role_of
+from .people import clean_text, ensure_user, person_name
 from .passback import endpoint, platform_of_context
 
 if TYPE_CHECKING:
@@ -52,29 +52,6 @@ def role_of(roles: list[str]) -> str | None:
     """``instructor``, ``learner`` or None: the launch's rule (:func:`.launch.role_of`: the course's
     roles decide; an institution role never makes a course's learner staff)."""
     return launch_role_of(roles)
-
-
-def ensure_user(conn: Connection, issuer: str, subject: str, *, name: str, email: str, role: str,
-                now: datetime) -> tuple[int, bool]:
-    """The user of (issuer, subject), made (with ``role``) if there is none: (user id, made)."""
-    uid = conn.execute(select(LtiAccount.user_id).where(LtiAccount.issuer == issuer[:255],
-                                                         LtiAccount.subject == subject[:255])).scalar()
-    if uid is not None:
-        changes = {k: v for k, v in (("name", name[:200]), ("email", email[:320])) if v}
-        if role == "instructor":        # the LMS's instructor is staff here; a learner is never demoted
-            changes["role"] = "instructor"
-        if changes:
-            conn.execute(update(User).where(User.id == uid).values(**changes))
-        return int(uid), False
-    login = login_for(issuer, subject)
-    for _ in range(20):                 # an id taken by hand: another, bounded (as a launch does)
-        if conn.execute(select(User.id).where(User.login == login)).first() is None:
-            break
-        login = f"{login_for(issuer, subject)}-{secrets.token_hex(2)}"
-    uid = conn.execute(insert(User).values(login=login, name=name[:200], email=email[:320],
-                                           role=role, created_at=now).returning(User.id)).scalar_one()
-    conn.execute(insert(LtiAccount).values(issuer=issuer[:255], subject=subject[:255], user_id=uid, created_at=now))
-    return int(uid), True
 
 
 def fetch(client: httpx.Client, token: Callable[[], str], url: str) -> tuple[list[dict[str, Any]], int]:
@@ -105,12 +82,6 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return (u.scheme, u.host, u.port)
 
 
-def _name(m: dict[str, Any]) -> str:
-    full = clean_text(m.get("name"), 200) or " ".join(
-        p for p in (clean_text(m.get("given_name"), 100), clean_text(m.get("family_name"), 99)) if p)
-    return full
-
-
 def store(conn: Connection, context_pk: int, issuer: str, members: list[dict[str, Any]], now: datetime) -> Synced:
     """The roster written: users, accounts, members (in the caller's transaction)."""
     ctx = conn.execute(select(LtiContext.context_id).where(LtiContext.id == context_pk)).scalar_one()
@@ -130,7 +101,7 @@ def store(conn: Connection, context_pk: int, issuer: str, members: list[dict[str
                                                                 LtiMember.user_id == uid)).rowcount
             continue
         email = clean_text(m.get("email"), 320)
-        uid, made = ensure_user(conn, issuer, subject, name=_name(m), email=email if "@" in email else "",
+        uid, made = ensure_user(conn, issuer, subject, name=person_name(m), email=email if "@" in email else "",
                                 role=role, now=now)
         created += made
         n += 1
