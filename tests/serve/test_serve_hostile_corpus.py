@@ -66,6 +66,13 @@ def live(request, tmp_path_factory):
     job = client().post("/api/v1/code-submissions", headers=alice, data={"problem": "17-08/code-add"},
                         files={"file": ("add.py", b"def add(a, b):\n    return a + b\n")}).json()
     ctx = {"alice_sub": sub["id"], "alice_answer": sub["results"][0]["answer_id"], "alice_job": job["id"]}
+    # alice's code job stores her second submission when it ends: wait for it here, or a slow
+    # sandbox ends it during a case and "alice_untouched" sees a submission no case made
+    deadline = time.monotonic() + 300
+    while (state := client().get(f"/api/v1/jobs/{job['id']}", headers=alice).json()["status"]) not in ("done", "failed"):
+        assert time.monotonic() < deadline, f"alice's code job still {state} after 300 s"
+        time.sleep(0.2)
+    assert state == "done", state
     ctx.update(_reviews_setup(client(), tokens, ctx["alice_answer"]))
     browsers = {"mallory": _browser(server.url, tokens["mallory"]), "other": _browser(server.url, None),
                 "anon": _browser(server.url, None), "prof": _browser(server.url, tokens["prof"])}
