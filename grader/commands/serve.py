@@ -49,13 +49,17 @@ from . import scheduler_option
               help="Open connections at most; one more is answered 503 and closed.")
 @click.option("--lti-interval", default=5.0, show_default=True, type=click.FloatRange(0.05, 3600), metavar="SECONDS",
               help="How often the LTI outbox's sender looks for grades to post to the LMSs (docs/lti.md).")
+@click.option("--lti-lease", default=120.0, show_default=True, type=click.FloatRange(1, 3600), metavar="SECONDS",
+              help="A grade being posted by an instance that died is taken over by another after this long; "
+                   "keep it longer than a post takes (up to 4 requests of 10 s).")
 @scheduler_option("Run the jobs on a Dask cluster: a scheduler's address (tcp://HOST:8786) or local:N "
                    "(see docs/cluster.md); --job-workers is then unused.")
 def serve(database: str | None, host: str, port: int, exercises: str | None, course: str | None, spec: str | None,
           workers: int,
           job_workers: int, timeout: float, policy: str, rate: float, burst: int, access_log: bool,
           secret_file: str, header_timeout: float = 10.0, body_timeout: float = 60.0, keep_alive: int = 5,
-          max_connections: int = 1000, scheduler: str | None = None, lti_interval: float = 5.0) -> None:
+          max_connections: int = 1000, scheduler: str | None = None, lti_interval: float = 5.0,
+          lti_lease: float = 120.0) -> None:
     """Run the grading service: an HTTP API (OpenAPI at /openapi.json, docs at /docs) over the
     same engine as `grader grade`.
 
@@ -105,7 +109,8 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, cou
         make_jobs = cluster_job_executor(scheduler)
     settings = Settings(database=d.url, exercises=exercises, spec=spec, course=course, workers=workers, job_workers=job_workers,
                         timeout_s=timeout, policy=policy, rate=rate, burst=burst, web_secret=web_secret,
-                        job_executor=make_jobs, lti_interval_s=lti_interval, freeze_heap=True)
+                        job_executor=make_jobs, lti_interval_s=lti_interval, lti_lease_s=lti_lease,
+                        freeze_heap=True)
     # the event loop, the database writer and the workers' dispatcher are threads handing work
     # to each other: a shorter GIL switch interval lets a thread back from I/O run sooner
     sys.setswitchinterval(0.001)

@@ -7,7 +7,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,7 +140,8 @@ def _start(state: State) -> None:
     state.runner.start()
     threading.Thread(target=store.recover, args=(state,), name="grader-recover", daemon=True).start()
     from .lti.runtime import Services
-    state.lti = Services(state.db, lambda: state.engine, s.policy, state.now, s.lti_interval_s)
+    state.lti = Services(state.db, lambda: state.engine, s.policy, state.now, s.lti_interval_s,
+                         timedelta(seconds=s.lti_lease_s))
     state.lti.start()
 
 

@@ -44,5 +44,7 @@ class Settings:
     #                                 reach (gc.freeze): only a process the service owns (`grader serve`)
     lti_interval_s: float = 5.0     # the LTI outbox's sender looks for scores to post this often (0: no sender;
     #                                 tests drive grader.serve.lti.outbox.Sender.run_once themselves)
+    lti_lease_s: float = 120.0      # a passback claimed by an instance that died is taken over after this
+    #                                 long (longer than a passback's requests take: 4 x 10 s at most)
     now: Callable[[], datetime] | None = None   # the clock of assessments' windows (UTC); None: the system's
     #                                             (tests set one: grader.serve.course.clock)

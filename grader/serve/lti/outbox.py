@@ -50,7 +50,7 @@ log = logging.getLogger("grader.serve.lti")
 MAX_ATTEMPTS = 8                    # tries of one row before it is failed (a 5xx, a timeout, no answer)
 BASE = timedelta(seconds=30)        # the back-off's first step: 30 s, 1, 2, 4 ... minutes
 CAP = timedelta(hours=1)            # ... at most an hour between two tries
-LEASE = timedelta(minutes=2)        # a claimed row whose instance died is claimed again after this
+LEASE = timedelta(minutes=2)        # a claimed row whose instance died is claimed again after this (default)
 BATCH = 20                          # rows claimed by one pass
 UNSENT = ("pending", "held", "failed")
 ACTOR = "lti-outbox"
@@ -184,9 +184,9 @@ class Sender:
 
     def __init__(self, db: Database, engine: Callable[[], Engine], policy: str, passback: Passback, *,
                  instance: str, clock: Callable[[], datetime], interval: float = 5.0,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, lease: timedelta = LEASE) -> None:
         self.db, self.engine, self.policy, self.passback = db, engine, policy, passback
-        self.instance, self.clock, self.interval = instance[:64], clock, interval
+        self.instance, self.clock, self.interval, self.lease = instance[:64], clock, interval, lease
         self.rng = rng or random.Random()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -203,7 +203,7 @@ class Sender:
         for i in ids:
             with self.db.write() as conn:
                 n = conn.execute(update(LtiOutbox).where(LtiOutbox.id == i, due).values(
-                    status="sending", claimed_by=self.instance, claimed_until=now + LEASE)).rowcount
+                    status="sending", claimed_by=self.instance, claimed_until=now + self.lease)).rowcount
             if n:
                 mine.append(i)
         return mine

@@ -18,7 +18,7 @@ from grader.db.models import LtiContext
 
 from .ags import ServiceError, SigningKey
 from .nrps import Synced, sync
-from .outbox import Sender, aware
+from .outbox import LEASE, Sender, aware
 from .passback import Passback
 
 if TYPE_CHECKING:
@@ -33,14 +33,15 @@ KEY_TTL = timedelta(seconds=60)
 
 class Services:
     def __init__(self, db: Database, engine: Callable[[], Engine], policy: str, clock: Callable[[], datetime],
-                 interval: float = 5.0) -> None:
+                 interval: float = 5.0, lease: timedelta = LEASE) -> None:
         self.db, self.clock = db, clock
         self._key: tuple[SigningKey, datetime] | None = None
         self._lock = threading.Lock()
         self._syncing: set[int] = set()
         self.passback = Passback(self.key)
         instance = f"{os.uname().nodename[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self.sender = Sender(db, engine, policy, self.passback, instance=instance, clock=clock, interval=interval)
+        self.sender = Sender(db, engine, policy, self.passback, instance=instance, clock=clock, interval=interval,
+                             lease=lease)
 
     def key(self) -> SigningKey:
         """The tool's signing key (grader.serve.lti.keys), read again after a minute (a rotation);
