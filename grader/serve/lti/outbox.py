@@ -18,7 +18,8 @@ the due date, or is ``held`` until the release enqueues it again.
 
 The sender (:class:`Sender`, one thread per instance) claims due rows with a compare-and-set
 update (several instances may share the database), posts outside any transaction, and records
-the outcome: ``sent``; an LMS down, slow or overloaded is tried again with exponential back-off
+the outcome (a row whose instance died while sending it is taken over once its lease has run
+out, and posted again with a timestamp 1 ms later: :func:`_taken_over`): ``sent``; an LMS down, slow or overloaded is tried again with exponential back-off
 and full jitter, at most :data:`MAX_ATTEMPTS` times, then ``failed``; a refusal that says the
 request is wrong is ``failed`` at once with the LMS's message. Every sent or failed passback is
 a line of the audit log. Nothing here runs inside a grading request.
@@ -193,19 +194,21 @@ class Sender:
 
     def claim(self, now: datetime, limit: int = BATCH) -> list[int]:
         """Due rows taken for this instance: each by a conditional update that only one instance
-        can win (pending and due, or sending with an expired lease)."""
-        due = or_((LtiOutbox.status == "pending") & (LtiOutbox.next_at <= now),
-                  (LtiOutbox.status == "sending") & (LtiOutbox.claimed_until < now))
+        can win (pending and due, or sending with an expired lease: :func:`_taken_over`)."""
+        fresh = (LtiOutbox.status == "pending") & (LtiOutbox.next_at <= now)
+        stale = (LtiOutbox.status == "sending") & (LtiOutbox.claimed_until < now)
         with self.db.read() as conn:
-            ids = conn.execute(select(LtiOutbox.id).where(due).order_by(LtiOutbox.next_at, LtiOutbox.id)
-                               .limit(limit)).scalars().all()
+            ids = conn.execute(select(LtiOutbox.id).where(or_(fresh, stale))
+                               .order_by(LtiOutbox.next_at, LtiOutbox.id).limit(limit)).scalars().all()
         mine = []
+        took = {"status": "sending", "claimed_by": self.instance, "claimed_until": now + self.lease}
         for i in ids:
             with self.db.write() as conn:
-                n = conn.execute(update(LtiOutbox).where(LtiOutbox.id == i, due).values(
-                    status="sending", claimed_by=self.instance, claimed_until=now + self.lease)).rowcount
-            if n:
-                mine.append(i)
+                if conn.execute(update(LtiOutbox).where(LtiOutbox.id == i, fresh).values(**took)).rowcount:
+                    mine.append(i)
+                elif conn.execute(update(LtiOutbox).where(LtiOutbox.id == i, stale).values(**took)).rowcount \
+                        and _taken_over(conn, i):
+                    mine.append(i)
         return mine
 
     def run_once(self, now: datetime | None = None) -> Outcome:
@@ -303,6 +306,27 @@ class Sender:
             except Exception:
                 log.exception("the LTI outbox's pass")
             self._stop.wait(self.interval)
+
+
+def _taken_over(conn: Connection, i: int) -> bool:
+    """A row whose instance died while sending it (SIGKILL, a crash, a lost machine): its post
+    may have reached the LMS, and the LMS may refuse a second post with the same timestamp
+    (lti1p3platform: 409, "old timestamp"; the AGS spec lets it ignore a score not later than
+    the last one), which would fail the row though the score is there. So a newer row of the
+    same link and learner replaces it (``superseded``: that one carries the gradebook's current
+    score); else it is posted again 1 ms later than its own timestamp (a row enqueued after
+    that is later still, :func:`_add`). True: this instance posts it now."""
+    r = conn.execute(select(LtiOutbox.link_id, LtiOutbox.user_id, LtiOutbox.timestamp)
+                     .where(LtiOutbox.id == i)).one()
+    newer = conn.execute(select(LtiOutbox.id).where(LtiOutbox.link_id == r.link_id, LtiOutbox.user_id == r.user_id,
+                                                     LtiOutbox.id > i).limit(1)).first()
+    if newer is not None:
+        conn.execute(update(LtiOutbox).where(LtiOutbox.id == i).values(
+            status="superseded", claimed_by=None, claimed_until=None,
+            error="its instance stopped while sending it; a newer score replaces it"))
+        return False
+    conn.execute(update(LtiOutbox).where(LtiOutbox.id == i).values(timestamp=aware(r.timestamp) + EPSILON))
+    return True
 
 
 def _learned(conn: Connection, job: Any) -> None:
