@@ -56,7 +56,7 @@ WAIT_S = 90.0           # the bound of every wait here (a restart, a takeover, a
 class HoldingPlatform(Platform):
     """The test platform; ``hold = "before"``: the next score POST is read and held, never
     stored, until ``release``; ``hold = "after"``: it is stored, and its answer held until
-    ``release``. ``arrived`` is set once it is held; ``held``: the bodies of held requests."""
+    ``release``; ``hold = "lost"``: it is stored, and answered 504. ``arrived`` is set once it is held; ``held``: the bodies of held requests."""
 
     def __init__(self, *a: t.Any, **kw: t.Any) -> None:
         super().__init__(*a, **kw)
@@ -75,6 +75,13 @@ class HoldingPlatform(Platform):
                 await inner(scope, receive, send)
                 return
             self.hold = None                            # only the first score POST is held
+            if mode == "lost":                          # stored; a proxy's 504 instead of the answer
+                async def drop(m: t.Any) -> None:
+                    pass
+                await inner(scope, receive, drop)
+                await send({"type": "http.response.start", "status": 504, "headers": []})
+                await send({"type": "http.response.body", "body": b"gateway timeout"})
+                return
             if mode == "before":
                 body = b""
                 for _ in range(10_000):
@@ -275,6 +282,43 @@ def test_killed_after_the_platform_stored_it_the_score_is_sent_once_more_and_the
     assert fields(first) == fields(second) == EXPECTED
     assert stamp(second["timestamp"]) == stamp(first["timestamp"]) + MS == sent_as(row)
     assert world.passbacks() == ["lti.passback"]
+
+
+def test_a_score_stored_whose_answer_was_lost_is_tried_again_1_ms_later_and_ends_sent(world):
+    # A timeout or a 5xx may come after the LMS stored the score (here a proxy's 504). Tried
+    # again with the same timestamp, the platform answered 409 ("old timestamp") and the row
+    # ended 'failed' though the score is there; 1 ms later, it takes it.
+    from grader.serve.engine import Engine
+    from grader.serve.lti.ags import SigningKey
+    from grader.serve.lti.keys import signing_key
+    from grader.serve.lti.outbox import Sender
+    from grader.serve.lti.passback import Passback
+    world.serve(interval="3600")                # the submission stored; the sender is driven here
+    world.submit()
+    world.server.stop()
+
+    def key() -> SigningKey:
+        with world.db.write() as conn:
+            k = signing_key(conn, datetime.now(timezone.utc))
+        return SigningKey(k.kid, k.private_pem)
+    engine = Engine(str(world.bank))
+    passback = Passback(key)
+    now = datetime.now(timezone.utc)
+    sender = Sender(world.db, lambda: engine, "best", passback, instance="test", clock=lambda: now)
+    try:
+        world.platform.hold = "lost"
+        out = sender.run_once(now)
+        assert out.retried and not out.sent, world.rows()
+        [row] = world.rows()
+        assert row.status == "pending" and "HTTP 504" in row.error
+        out = sender.run_once(now + timedelta(hours=2))         # past any back-off (an hour at most)
+    finally:
+        passback.close()
+    [row] = world.rows()
+    assert row.status == "sent", (row.status, row.error)
+    first, second = world.platform.received()
+    assert fields(first) == fields(second) == EXPECTED
+    assert stamp(second["timestamp"]) == stamp(first["timestamp"]) + MS == sent_as(row)
 
 
 def test_a_dead_instances_row_with_a_newer_one_behind_it_is_superseded_not_posted(world):

@@ -19,7 +19,8 @@ the due date, or is ``held`` until the release enqueues it again.
 The sender (:class:`Sender`, one thread per instance) claims due rows with a compare-and-set
 update (several instances may share the database), posts outside any transaction, and records
 the outcome (a row whose instance died while sending it is taken over once its lease has run
-out, and posted again with a timestamp 1 ms later: :func:`_taken_over`): ``sent``; an LMS down, slow or overloaded is tried again with exponential back-off
+out, and posted again with a timestamp 1 ms later: :func:`_taken_over`; a row tried again
+after a timeout or a 5xx goes 1 ms later too): ``sent``; an LMS down, slow or overloaded is tried again with exponential back-off
 and full jitter, at most :data:`MAX_ATTEMPTS` times, then ``failed``; a refusal that says the
 request is wrong is ``failed`` at once with the LMS's message. Every sent or failed passback is
 a line of the audit log. Nothing here runs inside a grading request.
@@ -252,7 +253,7 @@ class Sender:
     def _retry(self, i: int, now: datetime, error: str, out: Outcome, job: Any = None) -> None:
         with self.db.write() as conn:
             _learned(conn, job)
-            r = conn.execute(select(LtiOutbox.attempts, LtiOutbox.link_id, LtiOutbox.user_id)
+            r = conn.execute(select(LtiOutbox.attempts, LtiOutbox.link_id, LtiOutbox.user_id, LtiOutbox.timestamp)
                              .where(LtiOutbox.id == i)).one()
             tries = r.attempts + 1
             newer = conn.execute(select(LtiOutbox.id).where(LtiOutbox.link_id == r.link_id,
@@ -270,9 +271,11 @@ class Sender:
                 _audit(conn, i, "failed", {"error": error, "attempts": tries})
                 out.failed.append(i)
                 return
+            # a timeout or a 5xx may come after the LMS stored the score: the next try goes 1 ms
+            # later, so that an LMS refusing a timestamp it already holds takes it (as _taken_over)
             conn.execute(update(LtiOutbox).where(LtiOutbox.id == i, LtiOutbox.status == "sending").values(
                 status="pending", attempts=tries, error=error, next_at=now + backoff(tries, self.rng),
-                claimed_by=None, claimed_until=None))
+                claimed_by=None, claimed_until=None, timestamp=aware(r.timestamp) + EPSILON))
         out.retried.append(i)
 
     def _finish(self, i: int, now: datetime, job: Any, error: str | None, out: Outcome) -> None:
