@@ -223,7 +223,7 @@ def sent_as(row: t.Any) -> datetime:
 
 
 def test_killed_after_the_201_before_the_post_the_score_arrives_once_after_the_restart(world):
-    # an interval of an hour: the sender's one pass at the start (nothing due), then none before the kill
+    # an interval of an hour: the sender's first pass is an hour after the start, none before the kill
     world.serve(interval="3600")
     world.submit()
     [row] = world.rows()

@@ -303,12 +303,13 @@ class Sender:
             self._thread.join(timeout=30)
 
     def _loop(self) -> None:
-        while not self._stop.is_set():
+        # a pass every ``interval`` seconds, the first one interval after the start: a row left
+        # by a stopped instance waits that long, and nothing races the first requests served
+        while not self._stop.wait(self.interval):
             try:
                 self.run_once()
             except Exception:
                 log.exception("the LTI outbox's pass")
-            self._stop.wait(self.interval)
 
 
 def _taken_over(conn: Connection, i: int) -> bool:
