@@ -297,6 +297,35 @@ def test_a_late_answer_reviewed_counts_with_its_penalty_everywhere(world):
     assert (out["score"], out["counted"], out["penalty"], out["late_fraction"]) == (2, 1.8, 0.2, 0.1)
 
 
+def test_an_old_row_without_the_fraction_uses_penalty_over_raw_score_else_the_review_as_given(world):
+    """Rows stored before the fraction was kept (``late`` taken out of their results here):
+    practice-1 (raw 1, penalty 0.1) -> fraction 0.1 / 1 = 0.1, its review of 0.5 counts
+    0.5 x 0.9 = 0.45 (penalty 0.05); practice-2 (waited for a person: raw 0, penalty 0) -> not
+    known, its review of 2 counts 2 as given (the old rule, docs/service.md), the cell late
+    with a penalty of 0. Total 0.45 + 2 = 2.45 (old code: 0.5 + 2 = 2.5)."""
+    from sqlalchemy import update
+    from grader.db.models import Answer
+    body = submit_late(world)
+    ids = [r["answer_id"] for r in body["results"]]
+    with world.state.grader.db.write() as conn:
+        for aid in ids:
+            result = conn.execute(select(Answer.result).where(Answer.id == aid)).scalar_one()
+            conn.execute(update(Answer).where(Answer.id == aid).values(result={k: v for k, v in result.items()
+                                                                                if k != "late"}))
+    for aid, score in zip(ids, (0.5, 2)):
+        assert api(world, "prof", "POST", f"/review/{aid}", json={"score": score}).status_code == 201
+    [row] = [x for x in api(world, "prof", "GET", "/assessments/hw1/gradebook").json()["rows"] if x["learner"] == "alice"]
+    one, two = row["problems"]["17-08/practice-1"], row["problems"]["17-08/practice-2"]
+    assert (one["score"], one["penalty"], one["raw_score"]) == (0.45, 0.05, 0.5)
+    assert (two["score"], two["penalty"], two["raw_score"], two["late"]) == (2, 0, 2, True)
+    assert row["total"] == pytest.approx(2.45)
+    mine = {x["answer_id"]: x for x in api(world, "alice", "GET", "/me/reviews").json()}
+    assert (mine[ids[0]]["score"], mine[ids[1]]["score"]) == (0.45, 2)
+    assert mine[ids[1]]["review"]["penalty"] is None and mine[ids[1]]["review"]["late_fraction"] is None
+    run(world)
+    assert world.platform.received()[-1]["scoreGiven"] == pytest.approx(2.45)
+
+
 def test_the_pages_say_the_late_penalty_of_a_review(world):
     """The staff's review form says the penalty before the score is given; alice's exercise page
     shows the reviewer's 2, the penalty 0.2 (10%) and her 1.8 (module docstring)."""
