@@ -340,6 +340,7 @@ def test_the_pages_say_the_late_penalty_of_a_review(world):
     learner = signed_in(world, "alice")
     page = learner.get("/learn/exercise/17-08/practice-2").text
     assert "the reviewer's score 2, the late penalty −0.2 (10%): your score is <strong>1.8 / 2</strong>" in page
+    assert '<span class="score">1.8 / 2</span>' in page           # the score that counts, not the reviewer's 2
 
 
 def signed_in(app, login: str) -> TestClient:
