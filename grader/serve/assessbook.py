@@ -19,11 +19,12 @@ from sqlalchemy.engine import Connection
 
 from grader.api import Assessment, Course
 from grader.api.service import json_number
-from grader.db.models import Answer, AssessmentStart, Extension, Record, Release, Review, Submission, User
+from grader.db.models import Answer, AssessmentStart, Extension, Record, Release, Submission, User
 
 from .course import Times, aware, extensions, iso, local, starts
 from .errors import APIError, not_found
-from .gradebook import counted, csv_safe
+from .gradebook import counted, csv_safe, grade_of
+from .store import latest_reviews
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -198,25 +199,21 @@ def _attempts(conn: Connection, problem_ids: list[str], user_id: int | None = No
     return list(conn.execute(q.order_by(Submission.created_at, Answer.position)).all())
 
 
-def _reviews(conn: Connection, problem_ids: list[str]) -> dict[str, float]:
-    """The score of the review that counts (the latest) of each reviewed answer to these problems."""
-    q = (select(Review.answer_id, Review.score).join(Answer, Answer.id == Review.answer_id)
-         .where(Answer.problem_id.in_(problem_ids)).order_by(Review.created_at, Review.id))
-    return {aid: float(score) for aid, score in conn.execute(q)}
-
-
-def _cell(attempts: list[Record], reviews: dict[str, float], bank_points: float, policy: str,
+def _cell(attempts: list[Record], reviews: dict[str, JSON], bank_points: float, policy: str,
           late: dict[str, tuple[float | None, float | None]], factor: float, here: JSON) -> JSON:
     """A learner's cell of one problem, as :func:`gradebook.cell` counts it (a person's review,
-    else the engine's score; pending while a person must grade), in the assessment's points,
-    with the late penalty of the attempt that counts."""
-    grades = [reviews[a.id] if a.id in reviews else None if a.pending_points or a.score is None else float(a.score)
-              for a in attempts]
+    its late penalty taken, else the engine's score; pending while a person must grade), in the
+    assessment's points, with the late penalty of the attempt that counts (a reviewed one's:
+    the review's score and the penalty taken from it)."""
+    grades = [grade_of(a, reviews) for a in attempts]
     score, chosen, pending = counted(grades, attempts, bank_points, policy)
     raw, lost = late.get(chosen.id, (None, None))
+    rv = reviews.get(chosen.id)
+    if rv is not None and (lost is not None or rv["penalty"] is not None):     # late (fraction unknown: none taken)
+        raw, lost = float(rv["score"]), float(rv["penalty"] or 0)
     return {"score": None if score is None else json_number(round(score * factor, 6), digits=6),
             "max_score": here["max_score"], "attempts": len(attempts), "pending": pending,
-            "status": "reviewed" if chosen.id in reviews else chosen.status, "late": lost is not None,
+            "status": "reviewed" if rv is not None else chosen.status, "late": lost is not None,
             "late_attempts": sum(1 for x in attempts if x.id in late) if late else 0,
             "penalty": json_number(round(lost * factor, 6), digits=6) if lost is not None else None,
             "raw_score": json_number(round(raw * factor, 6), digits=6) if raw is not None else None}
@@ -238,7 +235,7 @@ def book(conn: Connection, engine: Engine, a: Assessment, policy: str, user_id: 
     by: defaultdict[tuple[int, str], list[Record]] = defaultdict(list)
     for r in _attempts(conn, ids, user_id):
         by[(r.user_id, r.problem_id)].append(r)
-    reviews = _reviews(conn, ids) if by else {}
+    reviews = latest_reviews(conn, problem_ids=ids) if by else {}
     late = _late_answers(conn, ids)
     ext = extensions(conn, assessment_id=a.id)
     began = starts(conn, assessment_id=a.id)

@@ -195,6 +195,23 @@ def carry_late(new: JSON, old: JSON | None) -> JSON:
     return out
 
 
+def late_fraction(result: object, raw_score: float | None, penalty: float | None) -> float | None:
+    """The fraction a late answer loses: its result's ``late.fraction``, else (a row stored without
+    it) ``penalty / raw_score`` where both are > 0, else None (on time, or unknown)."""
+    late = result.get("late") if isinstance(result, dict) else None
+    if isinstance(late, dict) and late.get("fraction") is not None:
+        return float(late["fraction"])
+    return penalty / raw_score if penalty and raw_score and penalty > 0 and raw_score > 0 else None
+
+
+def counted_review(score: float, fraction: float | None) -> tuple[float, float]:
+    """THE counted score of a reviewed answer: (score that counts, penalty points) of a person's
+    ``score`` of an answer losing ``fraction`` (late); as ``apply_late``: penalty = score x fraction
+    (9 decimals), counted = score - penalty. Every grade of a reviewed answer comes from here."""
+    lost = round(score * fraction, 9) if fraction else 0.0
+    return round(score - lost, 9), lost
+
+
 def rescore(obj: JSON) -> None:
     """A submission's score: the sum of its answers' (after their penalties)."""
     obj["score"] = json_number(round(sum(float(r.get("score") or 0) for r in obj["results"]), 6), digits=6)

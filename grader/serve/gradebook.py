@@ -2,8 +2,9 @@
 answers waiting for a person: :mod:`grader.serve.reviews`).
 
 A cell is the learner's grade of one problem under the policy: the ``best`` of their attempts
-or the ``last`` one. An attempt's grade is a person's review where there is one, else the
-engine's score; an answer a person must grade and nobody has is pending (no score yet).
+or the ``last`` one. An attempt's grade is a person's review where there is one (a late
+answer's penalty applied to it), else the engine's score; an answer a person must grade and
+nobody has is pending (no score yet).
 """
 from __future__ import annotations
 
@@ -44,9 +45,11 @@ def _attempts(conn: Connection, user_id: int | None = None, problem_id: str | No
     return conn.execute(q).all()
 
 
-def _effective(a: Record, reviews: dict[str, JSON]) -> float | None:
+def grade_of(a: Record, reviews: dict[str, JSON]) -> float | None:
+    """An attempt's grade: a person's review where there is one (the score that counts: a late
+    answer's penalty taken, ``course.counted_review``), else the engine's; None while pending."""
     if a.id in reviews:
-        return float(reviews[a.id]["score"])
+        return float(reviews[a.id]["counted"])
     if a.pending_points:
         return None
     return None if a.score is None else float(a.score)
@@ -65,7 +68,7 @@ def counted(grades: Sequence[float | None], attempts: Sequence[Record], points: 
 
 
 def cell(attempts: Sequence[Record], reviews: dict[str, JSON], points: float, policy: str) -> JSON:
-    grades = [_effective(a, reviews) for a in attempts]
+    grades = [grade_of(a, reviews) for a in attempts]
     score, chosen, pending = counted(grades, attempts, points, policy)
     status = "reviewed" if chosen.id in reviews else chosen.status
     return {"score": json_number(score, digits=6), "max_score": json_number(points, digits=6),

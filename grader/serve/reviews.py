@@ -4,7 +4,8 @@ and learners' regrade requests.
 
 - Score: an explicit ``score`` (from 0 to the problem's points) overrides; otherwise the sum of
   the applied rubric items' points clamped to ``[0, cap]`` (cap: the rubric's, else the
-  problem's points; :meth:`grader.api.Rubric.score`). The latest review of an answer counts.
+  problem's points; :meth:`grader.api.Rubric.score`). The latest review of an answer counts,
+  a late answer's at score x (1 - its late fraction) (:func:`grader.serve.course.counted_review`).
 - Identical answers: the same problem and the same normalised raw answer (text: whitespace
   runs as one space, case folded; anything else: its JSON), among answers waiting for a person
   that nobody has reviewed yet.
@@ -28,6 +29,7 @@ from grader.api.service import json_number
 
 from grader.db.models import Answer, RegradeRequest, Review, User, now
 
+from .course import counted_review, late_fraction
 from .errors import APIError, not_found
 from .store import iso, latest_reviews
 
@@ -101,7 +103,7 @@ def _answer(conn: Connection, answer_id: str, *, lock: bool = False) -> Any:
     so that two requests about one answer are decided one after the other; SQLite's writes
     are one at a time already)."""
     q = select(Answer.id, Answer.problem_id, Answer.max_score, Answer.pending_points, Answer.status,
-               Answer.raw, Answer.user_id).where(Answer.id == answer_id[:64])
+               Answer.raw, Answer.user_id, Answer.result, Answer.raw_score, Answer.penalty).where(Answer.id == answer_id[:64])
     a = conn.execute(q.with_for_update() if lock else q).first()
     if a is None:
         raise not_found("answer")
@@ -136,7 +138,11 @@ def add_review(conn: Connection, engine: Engine, answer_id: str, reviewer: Princ
                                    "rubric": list(rubric or []), "created_at": at} for t in targets])
     from .lti.outbox import enqueue_answers              # the LMS's gradebook: in this transaction
     enqueue_answers(conn, targets, at, "review")
+    fraction = late_fraction(a.result, a.raw_score, a.penalty)
+    final, lost = counted_review(value, fraction)
     return {"answer_id": a.id, "problem": a.problem_id, "score": json_number(value, digits=6), "comment": comment,
+            "counted": json_number(final, digits=6), "late_fraction": fraction,
+            "penalty": None if fraction is None else json_number(lost, digits=6),
             "rubric": applied_items(p, rubric), "reviewer": reviewer.login, "at": iso(at),
             "score_from": "given" if score is not None else "rubric", "applied_to": targets}
 
@@ -219,7 +225,7 @@ def learner_reviews(conn: Connection, engine: Engine, user_id: int, problem_id: 
         p = engine.get(a.problem_id)
         out.append({"answer_id": a.id, "problem": a.problem_id, "answer": a.raw, "submitted_at": iso(a.created_at),
                     "points": json_number(float(p.points) if p else 0.0, digits=6),
-                    "score": json_number(reviews[a.id]["score"] if a.id in reviews else a.score, digits=6),
+                    "score": json_number(reviews[a.id]["counted"] if a.id in reviews else a.score, digits=6),
                     "review": expand(reviews.get(a.id), engine, a.problem_id), "regrade": requests.get(a.id)})
     return out
 
@@ -243,7 +249,8 @@ def queue(conn: Connection, engine: Engine, *, include_reviewed: bool = False, a
     open_ids = {r.answer_id: _request_json(r) for r in
                 conn.execute(select(*_REQ).where(RegradeRequest.status == "open").order_by(RegradeRequest.id))}
     q = (select(Answer.id, Answer.submission_id, Answer.problem_id, Answer.raw, Answer.feedback, Answer.status,
-                Answer.pending_points, Answer.max_score, Answer.created_at, User.login)
+                Answer.pending_points, Answer.max_score, Answer.created_at, User.login, Answer.result,
+                Answer.raw_score, Answer.penalty)
          .join(User, User.id == Answer.user_id)
          .where((Answer.pending_points > 0) | Answer.id.in_(list(open_ids)))
          .order_by(Answer.created_at, Answer.id))
@@ -270,6 +277,7 @@ def queue(conn: Connection, engine: Engine, *, include_reviewed: bool = False, a
                     "prompt": engine.prompt(a.problem_id, a.login) if p else "", "answer": a.raw,
                     "feedback": a.feedback, "status": a.status, "points": json_number(points, digits=6),
                     "submitted_at": iso(a.created_at), "rubric": rubric_of(p),
+                    "late_fraction": late_fraction(a.result, a.raw_score, a.penalty),
                     "review": expand(reviews.get(a.id), engine, a.problem_id), "regrade": open_ids.get(a.id)})
         if len(out) >= limit:
             break

@@ -75,8 +75,14 @@ class AppliedItem(BaseModel):
     points: float | None = Field(None, description="null: the bank no longer has this item")
 
 
+LATE_FRACTION = "the fraction a late answer loses (null: on time, or not known)"
+
+
 class Review(BaseModel):
-    score: float
+    score: float = Field(description="the reviewer's score")
+    counted: float | None = Field(None, description="the score that counts: a late answer's is score x (1 - late_fraction)")
+    penalty: float | None = Field(None, description="the late penalty's points taken from score (null: none)")
+    late_fraction: float | None = Field(None, description=LATE_FRACTION)
     comment: str
     reviewer: str
     at: str
@@ -195,7 +201,10 @@ class ReviewIn(BaseModel):
 class ReviewOut(BaseModel):
     answer_id: str
     problem: str
-    score: float
+    score: float = Field(description="the reviewer's score")
+    counted: float = Field(description="the score that counts: a late answer's is score x (1 - late_fraction)")
+    penalty: float | None = Field(None, description="the late penalty's points taken from score (null: none)")
+    late_fraction: float | None = Field(None, description=LATE_FRACTION)
     comment: str
     rubric: list[AppliedItem]
     reviewer: str
@@ -229,6 +238,7 @@ class ReviewItem(BaseModel):
     status: str | None = None
     points: float
     submitted_at: str
+    late_fraction: float | None = Field(None, description="late: the fraction of the score given that it loses")
     rubric: Rubric | None = None
     review: Review | None = None
     regrade: Regrade | None = Field(None, description="an open regrade request of this answer")

@@ -22,6 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from grader.api.service import answer_shape, json_number
 from grader.db.models import Answer, Job, Record, Review, Submission, User, new_id, now
 
+from .course import counted_review, late_fraction
 from .errors import APIError, not_found
 from .workers import TaskFailed
 
@@ -308,17 +309,28 @@ def recover(state: State) -> int:
     return len(todo)
 
 
-def latest_reviews(conn: Connection, answer_ids: Iterable[str] | None = None,
-                   user_id: int | None = None) -> dict[str, JSON]:
-    """The review that counts (the latest) of each reviewed answer."""
-    q = (select(Review.answer_id, Review.score, Review.comment, Review.created_at, Review.rubric, User.login)
-         .join(User, User.id == Review.reviewer_id).order_by(Review.created_at, Review.id))
+def latest_reviews(conn: Connection, answer_ids: Iterable[str] | None = None, user_id: int | None = None,
+                   problem_ids: Iterable[str] | None = None) -> dict[str, JSON]:
+    """The review that counts (the latest) of each reviewed answer: the reviewer's ``score``,
+    and ``counted`` (after a late answer's ``penalty`` points: :func:`counted_review`)."""
+    q = (select(Review.answer_id, Review.score, Review.comment, Review.created_at, Review.rubric, User.login,
+                Answer.result, Answer.raw_score, Answer.penalty)
+         .join(User, User.id == Review.reviewer_id).join(Answer, Answer.id == Review.answer_id)
+         .order_by(Review.created_at, Review.id))
     if answer_ids is not None:
         q = q.where(Review.answer_id.in_(list(answer_ids)))
+    if problem_ids is not None:
+        q = q.where(Answer.problem_id.in_(list(problem_ids)))
     if user_id is not None:
-        q = q.join(Answer, Answer.id == Review.answer_id).where(Answer.user_id == user_id)
-    return {r.answer_id: {"score": r.score, "comment": r.comment, "reviewer": r.login, "at": iso(r.created_at),
-                          "rubric": list(r.rubric or [])} for r in conn.execute(q)}
+        q = q.where(Answer.user_id == user_id)
+    out = {}
+    for r in conn.execute(q):
+        f = late_fraction(r.result, r.raw_score, r.penalty)
+        counted, lost = counted_review(float(r.score), f)
+        out[r.answer_id] = {"score": r.score, "comment": r.comment, "reviewer": r.login, "at": iso(r.created_at),
+                            "rubric": list(r.rubric or []), "counted": json_number(counted, digits=6),
+                            "penalty": None if f is None else json_number(lost, digits=6), "late_fraction": f}
+    return out
 
 
 def load(conn: Connection, sub_id: str, *, owner: int | None = None) -> JSON:

@@ -148,12 +148,12 @@ def learner_context(request: Request, who: Principal, problem_id: str, attempts:
         row = dict(a._mapping)
         if got is not None and got["review"] is not None:
             rv = got["review"]
-            row.update(score=rv["score"], max_score=got["points"], status="reviewed",
+            row.update(score=rv["counted"], max_score=got["points"], status="reviewed",
                        feedback="graded by a person" + (": " + rv["comment"] if rv["comment"] else ""))
         seen.append(row)
     if result is not None and result.get("review"):
         rv = result["review"]
-        result = {**result, "score": rv["score"], "max_score": st.engine.points(problem_id), "status": "reviewed",
+        result = {**result, "score": rv["counted"], "max_score": st.engine.points(problem_id), "status": "reviewed",
                   "pending_points": 0, "feedback": "graded by a person — see the review below"}
     return {"reviews": mine, "attempts": seen, "result": result}
 

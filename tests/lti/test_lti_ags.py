@@ -9,8 +9,10 @@ The course (UTC), derived by hand:
 - alice answers both on 2026-12-08 12:00Z: 12 h 1 min late, one started day: 10% off.
   practice-1 right: 1 - 0.1 = 0.9; practice-2 waits for a person: the total 0.9 of 3, PendingManual.
   (Penalised twice it would be 0.81; not at all, 1.)
-- the review gives practice-2 2 points: 0.9 + 2 = 2.9, FullyGraded.
-- her regrade request answered with 1.5: 0.9 + 1.5 = 2.4.
+- the review gives practice-2 2 points; her answer was late (10% off), and a late answer that a
+  person reviews keeps its penalty: 2 x (1 - 0.1) = 1.8 (penalty 2 x 0.1 = 0.2), so
+  0.9 + 1.8 = 2.7, FullyGraded. (The old rule, a review without the penalty, gave 2.9.)
+- her regrade request answered with 1.5: 1.5 x 0.9 = 1.35, 0.9 + 1.35 = 2.25 (old rule: 2.4).
 """
 from __future__ import annotations
 
@@ -195,8 +197,8 @@ def test_a_review_then_a_regrade_update_the_score(world):
     assert r.status_code in (200, 201), r.text
     assert run(world).sent
     got = [(s["scoreGiven"], s["gradingProgress"]) for s in world.platform.received()]
-    assert got == [(pytest.approx(0.9), "PendingManual"), (pytest.approx(2.9), "FullyGraded"),
-                   (pytest.approx(2.4), "FullyGraded")]
+    assert got == [(pytest.approx(0.9), "PendingManual"), (pytest.approx(2.7), "FullyGraded"),
+                   (pytest.approx(2.25), "FullyGraded")]          # the reviews late: x 0.9 (module docstring)
     stamps = [stamp(s["timestamp"]) for s in world.platform.received()]
     assert stamps == sorted(stamps) and len(set(stamps)) == 3
 
@@ -248,8 +250,105 @@ def test_a_newer_score_supersedes_an_unsent_one(world):
     assert r.status_code in (200, 201), r.text
     assert [r.status for r in outbox(world)] == ["superseded", "pending"]
     run(world)
-    [score] = world.platform.received()                 # one post: the newest (0.9 + 1)
-    assert score["scoreGiven"] == pytest.approx(1.9) and score["gradingProgress"] == "FullyGraded"
+    [score] = world.platform.received()                 # one post: the newest (0.9 + the late review's 1 x 0.9)
+    assert score["scoreGiven"] == pytest.approx(1.8) and score["gradingProgress"] == "FullyGraded"
+
+
+def csv_rows(text: str) -> list[dict[str, str]]:
+    import csv
+    import io
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_a_late_answer_reviewed_counts_with_its_penalty_everywhere(world):
+    """alice's late practice-2 (2 points, 10% off: module docstring) reviewed at 2: the review
+    counts 2 x 0.9 = 1.8, its penalty 2 x 0.1 = 0.2, raw 2; with practice-1's 0.9 the total is
+    2.7. The gradebooks (JSON, CSV), her own views and the passback all say so (old rule: 2, 2.9)."""
+    body = submit_late(world)
+    free = body["results"][1]
+    world.clock.set("2026-12-09T10:00:00Z")
+    r = api(world, "prof", "POST", f"/review/{free['answer_id']}", json={"score": 2, "comment": "good"})
+    assert r.status_code == 201, r.text
+    out = r.json()
+    book = api(world, "prof", "GET", "/gradebook").json()
+    [row] = [x for x in book["rows"] if x["learner"] == "alice"]
+    assert row["problems"]["17-08/practice-2"]["score"] == 1.8 and row["total"] == pytest.approx(2.7)
+    [line] = [x for x in csv_rows(api(world, "prof", "GET", "/gradebook?format=csv").text) if x["learner"] == "alice"]
+    assert float(line["17-08/practice-2"]) == 1.8 and float(line["total"]) == pytest.approx(2.7)
+    hw1 = api(world, "prof", "GET", "/assessments/hw1/gradebook").json()
+    [row] = [x for x in hw1["rows"] if x["learner"] == "alice"]
+    c = row["problems"]["17-08/practice-2"]
+    assert (c["score"], c["penalty"], c["raw_score"], c["late"], c["status"]) == (1.8, 0.2, 2, True, "reviewed")
+    assert row["total"] == pytest.approx(2.7)
+    [line] = [x for x in csv_rows(api(world, "prof", "GET", "/assessments/hw1/gradebook?format=csv").text)
+              if x["SIS User ID"] == "alice"]
+    assert float(line["Homework 1 (hw1)"]) == pytest.approx(2.7)
+    [mine] = [x for x in api(world, "alice", "GET", "/me/reviews").json() if x["answer_id"] == free["answer_id"]]
+    assert mine["score"] == 1.8 and (mine["review"]["score"], mine["review"]["penalty"], mine["review"]["counted"]) \
+        == (2, 0.2, 1.8)
+    grades = api(world, "alice", "GET", "/me/grades").json()
+    assert grades["problems"]["17-08/practice-2"]["score"] == 1.8 and grades["total"] == pytest.approx(2.7)
+    sub = api(world, "alice", "GET", f"/submissions/{body['id']}").json()
+    assert sub["results"][1]["review"]["counted"] == 1.8 and sub["results"][1]["review"]["penalty"] == 0.2
+    detail = api(world, "alice", "GET", "/assessments/hw1").json()
+    assert [i["score"] for i in detail["items"]] == [0.9, 1.8]
+    run(world)
+    assert world.platform.received()[-1]["scoreGiven"] == pytest.approx(2.7)
+    assert (out["score"], out["counted"], out["penalty"], out["late_fraction"]) == (2, 1.8, 0.2, 0.1)
+
+
+def test_an_old_row_without_the_fraction_uses_penalty_over_raw_score_else_the_review_as_given(world):
+    """Rows stored before the fraction was kept (``late`` taken out of their results here):
+    practice-1 (raw 1, penalty 0.1) -> fraction 0.1 / 1 = 0.1, its review of 0.5 counts
+    0.5 x 0.9 = 0.45 (penalty 0.05); practice-2 (waited for a person: raw 0, penalty 0) -> not
+    known, its review of 2 counts 2 as given (the old rule, docs/service.md), the cell late
+    with a penalty of 0. Total 0.45 + 2 = 2.45 (old code: 0.5 + 2 = 2.5)."""
+    from sqlalchemy import update
+    from grader.db.models import Answer
+    body = submit_late(world)
+    ids = [r["answer_id"] for r in body["results"]]
+    with world.state.grader.db.write() as conn:
+        for aid in ids:
+            result = conn.execute(select(Answer.result).where(Answer.id == aid)).scalar_one()
+            conn.execute(update(Answer).where(Answer.id == aid).values(result={k: v for k, v in result.items()
+                                                                                if k != "late"}))
+    for aid, score in zip(ids, (0.5, 2)):
+        assert api(world, "prof", "POST", f"/review/{aid}", json={"score": score}).status_code == 201
+    [row] = [x for x in api(world, "prof", "GET", "/assessments/hw1/gradebook").json()["rows"] if x["learner"] == "alice"]
+    one, two = row["problems"]["17-08/practice-1"], row["problems"]["17-08/practice-2"]
+    assert (one["score"], one["penalty"], one["raw_score"]) == (0.45, 0.05, 0.5)
+    assert (two["score"], two["penalty"], two["raw_score"], two["late"]) == (2, 0, 2, True)
+    assert row["total"] == pytest.approx(2.45)
+    mine = {x["answer_id"]: x for x in api(world, "alice", "GET", "/me/reviews").json()}
+    assert (mine[ids[0]]["score"], mine[ids[1]]["score"]) == (0.45, 2)
+    assert mine[ids[1]]["review"]["penalty"] is None and mine[ids[1]]["review"]["late_fraction"] is None
+    run(world)
+    assert world.platform.received()[-1]["scoreGiven"] == pytest.approx(2.45)
+
+
+def test_the_pages_say_the_late_penalty_of_a_review(world):
+    """The staff's review form says the penalty before the score is given; alice's exercise page
+    shows the reviewer's 2, the penalty 0.2 (10%) and her 1.8 (module docstring)."""
+    body = submit_late(world)
+    free = body["results"][1]
+    staff = signed_in(world, "prof")
+    page = staff.get("/staff/review").text
+    assert "Late: 10% penalty applies to the score you give" in page
+    world.clock.set("2026-12-09T10:00:00Z")
+    assert api(world, "prof", "POST", f"/review/{free['answer_id']}", json={"score": 2}).status_code == 201
+    assert "counts 1.8 after the late penalty of 0.2" in staff.get("/staff/review?all=1").text
+    learner = signed_in(world, "alice")
+    page = learner.get("/learn/exercise/17-08/practice-2").text
+    assert "the reviewer's score 2, the late penalty −0.2 (10%): your score is <strong>1.8 / 2</strong>" in page
+    assert '<span class="score">1.8 / 2</span>' in page           # the score that counts, not the reviewer's 2
+
+
+def signed_in(app, login: str) -> TestClient:
+    c = TestClient(app, client=("10.4.0.3", 1), follow_redirects=False)
+    page = c.get("/learn/login").text
+    csrf = page.split('name="csrf" value="')[1].split('"')[0]
+    assert c.post("/learn/login", data={"token": app.tokens[login], "csrf": csrf}).status_code == 303
+    return c
 
 
 def test_a_learner_not_in_the_lms_course_is_not_enqueued(world):
