@@ -53,6 +53,7 @@ KEYSET_TIMEOUT_S = 10   # fetching a platform's key set
 MAX_KEYSET = 256 * 1024  # a key set is a few kB: a longer answer is refused, never read whole
 KEYSET_CACHE_S = 300    # a platform's key set is kept (lti_states, every instance) for 5 minutes ...
 KEYSET_REFRESH_S = 30   # ... and read again sooner for a kid it lacks, but at most every 30 s
+LEEWAY_S = 60          # clock skew allowed on the id_token's exp, iat and nbf (LMSs' clocks drift)
 MAX_PARAM = 20_000      # an id_token is a few kB; anything longer is cut (then refused as malformed)
 
 
@@ -286,10 +287,19 @@ class LtiLaunch(MessageLaunch[LtiRequest, DbToolConf, DbSession, LtiCookies]):  
         return public, str(alg)
 
     def validate_jwt_signature(self) -> "LtiLaunch":
-        """pylti1p3's check; a key PyJWT cannot use for the token's algorithm (an EC key named
-        RS256, say: ``InvalidKeyError``, not an ``InvalidTokenError``) is an LtiException too."""
+        """pylti1p3's check (its ``validate_jwt_signature``: the signature with the platform's key,
+        PyJWT's ``exp``/``iat``/``nbf`` checks, no audience check here) with :data:`LEEWAY_S` of
+        clock skew allowed on the times (pylti1p3 passes none: a platform whose clock is a few
+        seconds ahead would be refused); a key PyJWT cannot use for the token's algorithm (an EC
+        key named RS256, say: ``InvalidKeyError``, not an ``InvalidTokenError``) is an
+        LtiException too."""
+        id_token = self._get_id_token()
+        public_key, key_alg = self.get_public_key()
         try:
-            super().validate_jwt_signature()
+            jwt.decode(id_token, public_key, algorithms=[key_alg], options=self._jwt_verify_options,
+                       leeway=LEEWAY_S)
+        except jwt.InvalidTokenError as e:
+            raise LtiException(f"Can't decode id_token: {e}") from e
         except jwt.PyJWTError as e:
             raise LtiException(f"Can't use the platform's key: {type(e).__name__}") from None
         return self
