@@ -44,5 +44,8 @@ class Settings:
     #                                 reach (gc.freeze): only a process the service owns (`grader serve`)
     lti_interval_s: float = 5.0     # the LTI outbox's sender looks for scores to post this often (0: no sender;
     #                                 tests drive grader.serve.lti.outbox.Sender.run_once themselves)
+    public_url: str | None = None   # the address learners reach grader at (https://grader.example.edu): every
+    #                                 LTI URL is built on it, never on the request's Host (None: the request's;
+    #                                 checked by grader.serve.lti.registry.check_public_url)
     now: Callable[[], datetime] | None = None   # the clock of assessments' windows (UTC); None: the system's
     #                                             (tests set one: grader.serve.course.clock)

@@ -41,12 +41,24 @@ async def _params(request: Request, query: bool = True) -> dict[str, str]:
     return params
 
 
+def _public(request: Request) -> str | None:
+    """``grader serve --public-url``: the base of every LTI URL (None: the request's)."""
+    base: str | None = request.app.state.grader.settings.public_url
+    return base
+
+
 def _secure(request: Request) -> bool:
-    return request.url.scheme == "https"
+    """Whether the browser reaches grader over HTTPS: the public URL's scheme when one is set
+    (behind a proxy that terminates TLS the request itself is plain http)."""
+    base = _public(request)
+    return base.startswith("https://") if base else request.url.scheme == "https"
 
 
 def _launch_url(request: Request) -> str:
-    return str(request.url_for("lti_launch"))
+    """The launch URL (the login's ``redirect_uri``, a deep link's ``url``): on the public URL
+    when one is set, never on the request's ``Host`` then."""
+    base = _public(request)
+    return f"{base}/lti/launch" if base else str(request.url_for("lti_launch"))
 
 
 def refused(request: Request, r: Refused, issuer: str = "") -> HTMLResponse:
