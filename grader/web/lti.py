@@ -25,6 +25,7 @@ from grader.db import audit
 from grader.serve import assessbook
 from grader.serve.lti import adapter, deep_link, launch as lti
 from grader.serve.lti.launch import Refused
+from grader.serve.lti.logins import TooManyLogins
 
 from .render import CSP, page
 from .session import secret, start_session
@@ -73,7 +74,16 @@ async def login(request: Request) -> Response:
     db = request.app.state.grader.db
     try:
         response: Response = await anyio.to_thread.run_sync(
-            adapter.login, db, params, request.cookies, _secure(request), _launch_url(request))
+            adapter.login, db, params, request.cookies, _secure(request), _launch_url(request),
+            audit.address_of(request))
+    except TooManyLogins as e:
+        # no audit line: a flood of them would fill the audit log (limits.ErrorBackoff slows it down)
+        minutes = max(1, -(-e.retry_after_s // 60))
+        return page(request, "lti_refused.html", status=429, headers={"Retry-After": str(e.retry_after_s)},
+                    status_code=429,
+                    message=f"Too many logins from your network address were started and not completed. Wait "
+                            f"{minutes} minute{'s' if minutes > 1 else ''}, then open the tool again from your "
+                            f"course.")
     except adapter.UnknownDeployment as e:
         return refused(request, Refused(401, "unknown_deployment", "This login names a deployment that is not "
                                                                    "registered with this grader.", str(e)),

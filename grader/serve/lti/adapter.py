@@ -44,7 +44,7 @@ from starlette.responses import RedirectResponse, Response
 from grader.db import Database
 from grader.db.models import LtiState
 
-from . import registry
+from . import logins, registry
 
 COOKIE_PREFIX = "lti1p3"
 LOGIN_S = 600           # a login's state and nonce are good for 10 minutes
@@ -358,20 +358,26 @@ def parts(db: Database, params: Mapping[str, str], cookies: Mapping[str, str],
 
 
 def login(db: Database, params: Mapping[str, str], cookies: Mapping[str, str], secure: bool,
-          launch_url: str) -> Response:
+          launch_url: str, source: str = "?", max_outstanding: int = logins.MAX_OUTSTANDING) -> Response:
     """The third-party initiated login: a 302 to the platform's authorisation (login) URL with a
     new state and nonce; the state is set as a cookie and stored server-side. Raises pylti1p3's
     ``OIDCException`` / :class:`Unregistered` when the issuer or client id is not registered,
-    :class:`UnknownDeployment` when ``lti_deployment_id`` names a deployment it does not have."""
+    :class:`UnknownDeployment` when ``lti_deployment_id`` names a deployment it does not have,
+    :class:`~.logins.TooManyLogins` when ``source`` (the client's address) has
+    ``max_outstanding`` logins not completed (nothing written then)."""
     request, conf, session, cookies_ = parts(db, params, cookies, secure)
     deployment = request.get_param("lti_deployment_id")
     platform = conf.find_platform(request.get_param("iss"), request.get_param("client_id"))
     if deployment and platform is not None and deployment not in platform.deployments:
         raise UnknownDeployment("the login names a deployment not registered for this platform")
+    if platform is not None:            # an unregistered platform's login writes nothing: not counted
+        logins.check(db, source, session.storage.now(), max_outstanding)
     oidc = LtiLogin(request, conf, session, cookies_)
     response: Response = oidc.redirect(launch_url)
     found = conf.platform
     assert found is not None            # the login found its platform (else pylti1p3 raised)
+    nonce_key = session.storage.key(f"{SessionService._session_prefix}-nonce-{oidc.nonce}")
     for state in cookies_.states:       # bound to this login's nonce and platform: it fits only its own id_token
-        session.storage.set_value(state, {"nonce": oidc.nonce, "platform": found.id}, LOGIN_S)
+        logins.admit(db, source, session.storage.now(), session.storage.key(state),
+                     {"nonce": oidc.nonce, "platform": found.id}, LOGIN_S, [nonce_key], max_outstanding)
     return response
