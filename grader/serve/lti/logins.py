@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
 from grader.db import Database
 from grader.db.models import LtiState
@@ -84,13 +85,19 @@ def admit(db: Database, address: str, now: float, state_key: str, value: Any, li
     and :class:`TooManyLogins` raised."""
     row_key = source_key(address)
     refused: TooManyLogins | None = None
-    with db.write() as conn:
-        live = _outstanding(conn, row_key, now, lock=True)
-        if len(live) >= limit:          # raised once this is committed (raised inside, it would be rolled back)
-            conn.execute(delete(LtiState).where(LtiState.key.in_(written)))
-            refused = _refuse(live, now)
-        else:
-            _store(conn, row_key, live, now, state_key, value, lifetime_s)
+    for attempt in (1, 2):
+        try:
+            with db.write() as conn:
+                live = _outstanding(conn, row_key, now, lock=True)
+                if len(live) >= limit:  # raised once this is committed (raised inside, it would be rolled back)
+                    conn.execute(delete(LtiState).where(LtiState.key.in_(written)))
+                    refused = _refuse(live, now)
+                else:
+                    _store(conn, row_key, live, now, state_key, value, lifetime_s)
+            break
+        except IntegrityError:          # another instance listed this address's first state at the same time
+            if attempt == 2:
+                raise
     if refused is not None:
         raise refused
 
