@@ -11,6 +11,17 @@ from .db import DATABASE
 from . import scheduler_option
 
 
+def _public_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--public-url``: an absolute https URL (http only for a loopback host), no query or fragment."""
+    if value is None:
+        return None
+    from grader.serve.lti.registry import LtiError, check_public_url
+    try:
+        return check_public_url(value)
+    except LtiError as e:
+        raise click.BadParameter(e.message) from None
+
+
 @click.command("serve")
 @DATABASE
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
@@ -52,6 +63,10 @@ from . import scheduler_option
 @click.option("--lti-lease", default=120.0, show_default=True, type=click.FloatRange(1, 3600), metavar="SECONDS",
               help="A grade being posted by an instance that died is taken over by another after this long; "
                    "keep it longer than a post takes (up to 4 requests of 10 s).")
+@click.option("--public-url", default=None, metavar="URL", envvar="GRADER_PUBLIC_URL", callback=_public_url,
+              help="The address learners reach grader at (https://grader.example.edu): every LTI URL (the "
+                   "launch's redirect_uri, deep links, /lti/config.json) is built on it, never on the request's "
+                   "Host header. Set it in production, behind a proxy. Env: GRADER_PUBLIC_URL.")
 @scheduler_option("Run the jobs on a Dask cluster: a scheduler's address (tcp://HOST:8786) or local:N "
                    "(see docs/cluster.md); --job-workers is then unused.")
 def serve(database: str | None, host: str, port: int, exercises: str | None, course: str | None, spec: str | None,
@@ -59,7 +74,7 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, cou
           job_workers: int, timeout: float, policy: str, rate: float, burst: int, access_log: bool,
           secret_file: str, header_timeout: float = 10.0, body_timeout: float = 60.0, keep_alive: int = 5,
           max_connections: int = 1000, scheduler: str | None = None, lti_interval: float = 5.0,
-          lti_lease: float = 120.0) -> None:
+          lti_lease: float = 120.0, public_url: str | None = None) -> None:
     """Run the grading service: an HTTP API (OpenAPI at /openapi.json, docs at /docs) over the
     same engine as `grader grade`.
 
@@ -110,7 +125,7 @@ def serve(database: str | None, host: str, port: int, exercises: str | None, cou
     settings = Settings(database=d.url, exercises=exercises, spec=spec, course=course, workers=workers, job_workers=job_workers,
                         timeout_s=timeout, policy=policy, rate=rate, burst=burst, web_secret=web_secret,
                         job_executor=make_jobs, lti_interval_s=lti_interval, lti_lease_s=lti_lease,
-                        freeze_heap=True)
+                        freeze_heap=True, public_url=public_url)
     # the event loop, the database writer and the workers' dispatcher are threads handing work
     # to each other: a shorter GIL switch interval lets a thread back from I/O run sooner
     sys.setswitchinterval(0.001)

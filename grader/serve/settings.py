@@ -46,5 +46,8 @@ class Settings:
     #                                 tests drive grader.serve.lti.outbox.Sender.run_once themselves)
     lti_lease_s: float = 120.0      # a passback claimed by an instance that died is taken over after this
     #                                 long (longer than a passback's requests take: 4 x 10 s at most)
+    public_url: str | None = None   # the address learners reach grader at (https://grader.example.edu): every
+    #                                 LTI URL is built on it, never on the request's Host (None: the request's;
+    #                                 checked by grader.serve.lti.registry.check_public_url)
     now: Callable[[], datetime] | None = None   # the clock of assessments' windows (UTC); None: the system's
     #                                             (tests set one: grader.serve.course.clock)

@@ -25,6 +25,7 @@ from grader.db import audit
 from grader.serve import assessbook
 from grader.serve.lti import adapter, deep_link, launch as lti
 from grader.serve.lti.launch import Refused
+from grader.serve.lti.logins import TooManyLogins
 
 from .render import CSP, page
 from .session import secret, start_session
@@ -41,12 +42,24 @@ async def _params(request: Request, query: bool = True) -> dict[str, str]:
     return params
 
 
+def _public(request: Request) -> str | None:
+    """``grader serve --public-url``: the base of every LTI URL (None: the request's)."""
+    base: str | None = request.app.state.grader.settings.public_url
+    return base
+
+
 def _secure(request: Request) -> bool:
-    return request.url.scheme == "https"
+    """Whether the browser reaches grader over HTTPS: the public URL's scheme when one is set
+    (behind a proxy that terminates TLS the request itself is plain http)."""
+    base = _public(request)
+    return base.startswith("https://") if base else request.url.scheme == "https"
 
 
 def _launch_url(request: Request) -> str:
-    return str(request.url_for("lti_launch"))
+    """The launch URL (the login's ``redirect_uri``, a deep link's ``url``): on the public URL
+    when one is set, never on the request's ``Host`` then."""
+    base = _public(request)
+    return f"{base}/lti/launch" if base else str(request.url_for("lti_launch"))
 
 
 def refused(request: Request, r: Refused, issuer: str = "") -> HTMLResponse:
@@ -61,7 +74,16 @@ async def login(request: Request) -> Response:
     db = request.app.state.grader.db
     try:
         response: Response = await anyio.to_thread.run_sync(
-            adapter.login, db, params, request.cookies, _secure(request), _launch_url(request))
+            adapter.login, db, params, request.cookies, _secure(request), _launch_url(request),
+            audit.address_of(request))
+    except TooManyLogins as e:
+        # no audit line: a flood of them would fill the audit log (limits.ErrorBackoff slows it down)
+        minutes = max(1, -(-e.retry_after_s // 60))
+        return page(request, "lti_refused.html", status=429, headers={"Retry-After": str(e.retry_after_s)},
+                    status_code=429,
+                    message=f"Too many logins from your network address were started and not completed. Wait "
+                            f"{minutes} minute{'s' if minutes > 1 else ''}, then open the tool again from your "
+                            f"course.")
     except adapter.UnknownDeployment as e:
         return refused(request, Refused(401, "unknown_deployment", "This login names a deployment that is not "
                                                                    "registered with this grader.", str(e)),

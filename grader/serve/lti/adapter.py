@@ -44,7 +44,7 @@ from starlette.responses import RedirectResponse, Response
 from grader.db import Database
 from grader.db.models import LtiState
 
-from . import registry
+from . import logins, registry
 
 COOKIE_PREFIX = "lti1p3"
 LOGIN_S = 600           # a login's state and nonce are good for 10 minutes
@@ -53,6 +53,7 @@ KEYSET_TIMEOUT_S = 10   # fetching a platform's key set
 MAX_KEYSET = 256 * 1024  # a key set is a few kB: a longer answer is refused, never read whole
 KEYSET_CACHE_S = 300    # a platform's key set is kept (lti_states, every instance) for 5 minutes ...
 KEYSET_REFRESH_S = 30   # ... and read again sooner for a kid it lacks, but at most every 30 s
+LEEWAY_S = 60          # clock skew allowed on the id_token's exp, iat and nbf (LMSs' clocks drift)
 MAX_PARAM = 20_000      # an id_token is a few kB; anything longer is cut (then refused as malformed)
 
 
@@ -286,10 +287,19 @@ class LtiLaunch(MessageLaunch[LtiRequest, DbToolConf, DbSession, LtiCookies]):  
         return public, str(alg)
 
     def validate_jwt_signature(self) -> "LtiLaunch":
-        """pylti1p3's check; a key PyJWT cannot use for the token's algorithm (an EC key named
-        RS256, say: ``InvalidKeyError``, not an ``InvalidTokenError``) is an LtiException too."""
+        """pylti1p3's check (its ``validate_jwt_signature``: the signature with the platform's key,
+        PyJWT's ``exp``/``iat``/``nbf`` checks, no audience check here) with :data:`LEEWAY_S` of
+        clock skew allowed on the times (pylti1p3 passes none: a platform whose clock is a few
+        seconds ahead would be refused); a key PyJWT cannot use for the token's algorithm (an EC
+        key named RS256, say: ``InvalidKeyError``, not an ``InvalidTokenError``) is an
+        LtiException too."""
+        id_token = self._get_id_token()
+        public_key, key_alg = self.get_public_key()
         try:
-            super().validate_jwt_signature()
+            jwt.decode(id_token, public_key, algorithms=[key_alg], options=self._jwt_verify_options,
+                       leeway=LEEWAY_S)
+        except jwt.InvalidTokenError as e:
+            raise LtiException(f"Can't decode id_token: {e}") from e
         except jwt.PyJWTError as e:
             raise LtiException(f"Can't use the platform's key: {type(e).__name__}") from None
         return self
@@ -348,20 +358,26 @@ def parts(db: Database, params: Mapping[str, str], cookies: Mapping[str, str],
 
 
 def login(db: Database, params: Mapping[str, str], cookies: Mapping[str, str], secure: bool,
-          launch_url: str) -> Response:
+          launch_url: str, source: str = "?", max_outstanding: int = logins.MAX_OUTSTANDING) -> Response:
     """The third-party initiated login: a 302 to the platform's authorisation (login) URL with a
     new state and nonce; the state is set as a cookie and stored server-side. Raises pylti1p3's
     ``OIDCException`` / :class:`Unregistered` when the issuer or client id is not registered,
-    :class:`UnknownDeployment` when ``lti_deployment_id`` names a deployment it does not have."""
+    :class:`UnknownDeployment` when ``lti_deployment_id`` names a deployment it does not have,
+    :class:`~.logins.TooManyLogins` when ``source`` (the client's address) has
+    ``max_outstanding`` logins not completed (nothing written then)."""
     request, conf, session, cookies_ = parts(db, params, cookies, secure)
     deployment = request.get_param("lti_deployment_id")
     platform = conf.find_platform(request.get_param("iss"), request.get_param("client_id"))
     if deployment and platform is not None and deployment not in platform.deployments:
         raise UnknownDeployment("the login names a deployment not registered for this platform")
+    if platform is not None:            # an unregistered platform's login writes nothing: not counted
+        logins.check(db, source, session.storage.now(), max_outstanding)
     oidc = LtiLogin(request, conf, session, cookies_)
     response: Response = oidc.redirect(launch_url)
     found = conf.platform
     assert found is not None            # the login found its platform (else pylti1p3 raised)
+    nonce_key = session.storage.key(f"{SessionService._session_prefix}-nonce-{oidc.nonce}")
     for state in cookies_.states:       # bound to this login's nonce and platform: it fits only its own id_token
-        session.storage.set_value(state, {"nonce": oidc.nonce, "platform": found.id}, LOGIN_S)
+        logins.admit(db, source, session.storage.now(), session.storage.key(state),
+                     {"nonce": oidc.nonce, "platform": found.id}, LOGIN_S, [nonce_key], max_outstanding)
     return response

@@ -3,7 +3,7 @@ failure a :class:`Refused` with its own reason, then what the launch records.
 
 Checks, in order: id_token and state present; the JWT's format; the issuer and client id
 registered; the signature against the platform's key set, with ``exp`` and ``iat`` required
-(expired, or issued in the future: refused); the deployment registered; the nonce issued by this
+(expired, or issued in the future, by more than :data:`~.adapter.LEEWAY_S` of clock skew: refused); the deployment registered; the nonce issued by this
 tool's login and never used before (``lti_nonces``, on every instance); the state (its cookie,
 or the state stored at login); the message (pylti1p3's validators: version, subject, roles,
 resource link or deep-linking settings); grader's own needs (a context; a role it knows; for a
@@ -34,7 +34,7 @@ from grader.db.models import (LtiContext, LtiLink, LtiMember, LtiNonce, LtiState
 from grader.serve.auth import Principal, new_token, token_hash, token_prefix
 
 from . import registry
-from .adapter import LtiLaunch
+from .adapter import LEEWAY_S, LtiLaunch
 from .people import clean_text, ensure_user, person_name
 
 
@@ -344,7 +344,8 @@ def _link(conn: Connection, ctx: int, c: dict[str, Any], assessment: str) -> Non
 
 
 def expiry(claims: dict[str, Any], fallback: datetime) -> float:
-    """Until when a nonce is kept: the token's ``exp`` (checked present), at least an hour."""
+    """Until when a nonce is kept: the token's ``exp`` (checked present) and the clock skew
+    allowed past it, at least an hour."""
     exp = claims.get("exp")
     base = fallback.timestamp() + 3600
-    return max(float(exp), base) if isinstance(exp, (int, float)) else base
+    return max(float(exp) + LEEWAY_S, base) if isinstance(exp, (int, float)) else base

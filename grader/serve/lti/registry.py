@@ -50,6 +50,22 @@ def check_url(url: str, where: str) -> str:
     return url.strip()
 
 
+def check_public_url(url: str, where: str = "--public-url") -> str:
+    """The tool's public base URL (``grader serve --public-url``): what :func:`check_url` accepts,
+    with no user information, query or fragment; without its trailing ``/``."""
+    base = check_url(url, where)
+    parts = urlsplit(base)
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment \
+            or "?" in base or "#" in base:
+        raise LtiError(f"{url[:80]!r} has a user, a query or a fragment: give the base URL alone "
+                       f"(https://grader.example.edu, or with a path prefix)", where)
+    try:
+        parts.port
+    except ValueError:
+        raise LtiError(f"{url[:80]!r} has an invalid port", where) from None
+    return base.rstrip("/")
+
+
 def check_id(value: str, where: str) -> str:
     v = value.strip()
     if not v or len(v) > MAX_ID or any(ord(c) < 32 for c in v):
@@ -163,4 +179,4 @@ def tool_configuration(base_url: str, title: str = "grader", *, check: bool = Tr
 
 
 __all__ = ["LtiError", "Platform", "add_platform", "add_deployment", "platforms", "find", "get",
-           "tool_configuration", "SCOPES", "check_url"]
+           "tool_configuration", "SCOPES", "check_url", "check_public_url"]

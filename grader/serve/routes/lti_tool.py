@@ -26,4 +26,5 @@ def jwks(request: Request) -> FastJSON:
 
 @router.get("/lti/config.json", summary="The tool's LTI configuration, for the LMS's developer key or tool form")
 def config(request: Request) -> FastJSON:
-    return FastJSON(registry.tool_configuration(str(request.base_url), check=False))
+    base = state(request).settings.public_url or str(request.base_url)    # --public-url: never the Host header
+    return FastJSON(registry.tool_configuration(base, check=False))
