@@ -1,0 +1,142 @@
+"""Issue #26's last hardening items, against a live `grader serve` (real uvicorn) on SQLite and
+on PostgreSQL:
+
+- a regrade request on an answer whose score the learner is not shown yet (``show:
+  on_release``) is 409, through the API and the page's form alike (one check,
+  reviews.request_regrade), and 201 once the scores are released;
+- two staff (16 requests) answering one open regrade request at once leave one answer: one 200
+  (the page: one 303), the others 409, one review and one audit line (the request's row lock);
+- 16 concurrent starts of a timed quiz by one learner record one start: through the API one
+  201 and fifteen 200 with the same ``started_at``; through the page's form sixteen 303;
+- a page form with a NUL character, or a field that FastAPI refuses (too long, out of range),
+  or a page address the database refuses, is answered with an HTML error page with its status
+  (422) and a clear message; the API keeps answering JSON, whatever the Accept header says.
+
+Bursts: the connections are opened first (a GET /healthz each), then every request is sent
+together past a barrier (as tests/serve/test_serve_hostile_corpus.py's ``_regrade_burst``).
+"""
+from __future__ import annotations
+
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from serve_helpers import LiveServer, make_bank, users
+
+# open from 2020 to 2099: no window refuses an answer; "hid" shows its scores on release only;
+# "quiz" is timed (30 minutes from each learner's start; these tests take far less)
+COURSE = """course: {timezone: UTC}
+assessments:
+  - id: hw
+    title: Homework
+    problems: [17-08/practice-1]
+    opens: 2020-01-01 00:00
+    due: 2099-12-31 23:59
+    show: immediately
+  - id: hid
+    title: Hidden homework
+    problems: [17-08/practice-1.check]
+    opens: 2020-01-01 00:00
+    due: 2099-12-31 23:59
+    show: on_release
+  - id: quiz
+    title: Timed quiz
+    problems: [17-08/quiz-1]
+    opens: 2020-01-01 00:00
+    due: 2099-12-31 23:59
+    time_limit: 30 min
+"""
+LEARNERS = ["alice", "bob", "carol", "dave", "erin", "frank"]
+BURST = 16
+
+
+class Srv:
+    def __init__(self, server: LiveServer, tokens: dict, backend: str):
+        self.server, self.url, self.tokens, self.backend = server, server.url, tokens, backend
+        self.client = httpx.Client(base_url=server.url, timeout=60, follow_redirects=False)
+
+    def api(self, who: str, method: str, path: str, **kw) -> httpx.Response:
+        return self.client.request(method, "/api/v1" + path, headers={"Authorization": f"Bearer {self.tokens[who]}"},
+                                   **kw)
+
+    def graded_answer(self, who: str, problem: str, answer) -> str:
+        r = self.api(who, "POST", "/submissions", json={"answers": {problem: answer}})
+        assert r.status_code == 201 and r.json()["status"] == "graded", r.text
+        return r.json()["results"][0]["answer_id"]
+
+    def browser(self, who: str) -> dict:
+        """A signed-in browser: its cookies and the CSRF value of its session."""
+        with httpx.Client(base_url=self.url, timeout=60) as c:
+            csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/learn/login").text).group(1)
+            r = c.post("/learn/login", data={"token": self.tokens[who], "csrf": csrf})
+            assert r.status_code == 303, r.text
+            csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/learn").text).group(1)
+            return {"cookies": dict(c.cookies), "csrf": csrf}
+
+    def form(self, browser: dict, path: str, data: dict, **kw) -> httpx.Response:
+        with httpx.Client(base_url=self.url, timeout=60, cookies=browser["cookies"]) as c:
+            return c.post(path, data={**data, "csrf": browser["csrf"]}, **kw)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def srv(request, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp(f"races-{request.param}")
+    bank = make_bank(tmp)
+    (bank / "assessments.yaml").write_text(COURSE)
+    database = (f"sqlite:///{tmp / 'grader.db'}" if request.param == "sqlite"
+                else request.getfixturevalue("postgres").new_database())
+    tokens = users(database, prof="instructor", ta="instructor", **{name: "learner" for name in LEARNERS})
+    server = LiveServer(database, bank, tmp, "--rate", "0").start()
+    s = Srv(server, tokens, request.param)
+    yield s
+    s.client.close()
+    server.stop()
+
+
+def burst(url: str, send, cookies=lambda i: None) -> list:
+    """``send(client, i)`` for i in 0..15, all at once past a barrier; their results in order
+    (client i with ``cookies(i)``: a browser's)."""
+    clients = [httpx.Client(base_url=url, timeout=120, follow_redirects=False, cookies=cookies(i))
+               for i in range(BURST)]
+    barrier = threading.Barrier(BURST, timeout=60)
+
+    def one(i: int):
+        c = clients[i]
+        assert c.get("/healthz").status_code == 200        # the connection is open before the burst
+        barrier.wait()
+        return send(c, i)
+    try:
+        with ThreadPoolExecutor(BURST) as ex:
+            return list(ex.map(one, range(BURST)))
+    finally:
+        for c in clients:
+            c.close()
+
+
+# ------------------------------------------------------------------ 1. scores not shown yet
+
+def test_no_regrade_request_while_scores_are_hidden(srv):
+    """practice-1.check is in "hid" (show: on_release): 1024 is its right answer (graded, 1 of 1,
+    hidden from alice). Before the release her request is 409 through the API and the page's
+    form (nothing stored: /me/reviews lists nothing of it); after it, 201."""
+    answer = srv.graded_answer("alice", "17-08/practice-1.check", 1024)
+    r = srv.api("alice", "POST", f"/answers/{answer}/regrade-request", json={"message": "please look"})
+    assert r.status_code == 409, r.text
+    err = r.json()["error"]
+    assert err["code"] == "scores_hidden"
+    assert err["message"] == ("Hidden homework (hid): its scores are not shown yet; they are shown when the staff "
+                              "release them. Ask for a regrade once they are")
+    page = srv.form(srv.browser("alice"), f"/learn/regrade/{answer}", {"message": "please look"})
+    assert page.status_code == 409 and page.headers["content-type"].startswith("text/html"), page.text[:300]
+    assert "its scores are not shown yet; they are shown when the staff release them" in page.text
+    assert srv.api("prof", "GET", "/review").json() == []          # no request reached the queue
+    assert srv.api("alice", "GET", "/me/reviews").json() == []
+    assert srv.api("prof", "POST", "/assessments/hid/release").status_code == 201
+    r = srv.api("alice", "POST", f"/answers/{answer}/regrade-request", json={"message": "please look"})
+    assert r.status_code == 201, r.text
+    # answered at once, so that no open request is left for the tests below
+    rid = r.json()["id"]
+    assert srv.api("prof", "POST", f"/regrade-requests/{rid}", json={"response": "It is right."}).status_code == 200
