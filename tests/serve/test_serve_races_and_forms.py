@@ -140,3 +140,83 @@ def test_no_regrade_request_while_scores_are_hidden(srv):
     # answered at once, so that no open request is left for the tests below
     rid = r.json()["id"]
     assert srv.api("prof", "POST", f"/regrade-requests/{rid}", json={"response": "It is right."}).status_code == 200
+
+
+# ------------------------------------------------------------------ 2. staff answering at once
+
+def _open_request(srv, who: str) -> tuple[str, int]:
+    """A graded answer of ``who`` (practice-1, 64 = 8 x 8: right) with an open regrade request."""
+    answer = srv.graded_answer(who, "17-08/practice-1", 64)
+    r = srv.api(who, "POST", f"/answers/{answer}/regrade-request", json={"message": "look again"})
+    assert r.status_code == 201, r.text
+    return answer, r.json()["id"]
+
+
+def _audit(srv, action: str, target: str) -> list[dict]:
+    entries = srv.api("prof", "GET", "/audit", params={"action": action, "limit": 1000}).json()["entries"]
+    return [e for e in entries if e["target"] == target and e["action"] == action]
+
+
+def test_two_staff_answer_one_request_at_once_through_the_api(srv):
+    """16 answers at once (prof and ta in turn), request i with score i/16 (each different): one
+    200, fifteen 409; the stored review is the winner's, the only one; one response logged."""
+    answer, rid = _open_request(srv, "bob")
+
+    def send(c: httpx.Client, i: int) -> httpx.Response:
+        who = ("prof", "ta")[i % 2]
+        return c.post(f"/api/v1/regrade-requests/{rid}", json={"response": f"answer {i}", "score": i / BURST},
+                      headers={"Authorization": f"Bearer {srv.tokens[who]}"})
+    got = burst(srv.url, send)
+    codes = sorted(r.status_code for r in got)
+    assert codes == [200] + [409] * (BURST - 1), [(r.status_code, r.text[:100]) for r in got]
+    won = next(r.json() for r in got if r.status_code == 200)
+    assert all(r.json()["error"]["message"] == "this regrade request was answered already"
+               for r in got if r.status_code == 409)
+    mine = next(x for x in srv.api("bob", "GET", "/me/reviews").json() if x["answer_id"] == answer)
+    assert mine["regrade"]["status"] == "answered" and mine["regrade"]["response"] == won["response"]
+    assert mine["score"] == won["review"]["score"]
+    assert len(_audit(srv, "review.response", answer)) == 1 and len(_audit(srv, "review", answer)) == 1
+
+
+def test_two_staff_answer_one_request_at_once_through_the_page(srv):
+    """The same through /staff/regrade-requests/{id}: one 303 (to the queue), fifteen 409 pages
+    saying so; one review, one response logged."""
+    answer, rid = _open_request(srv, "carol")
+    browsers = [srv.browser("prof"), srv.browser("ta")]
+
+    def send(c: httpx.Client, i: int) -> httpx.Response:
+        b = browsers[i % 2]
+        return c.post(f"/staff/regrade-requests/{rid}", data={"response": f"answer {i}", "score": str(i / BURST),
+                                                                "csrf": b["csrf"]})
+    got = burst(srv.url, send, cookies=lambda i: browsers[i % 2]["cookies"])
+    codes = sorted(r.status_code for r in got)
+    assert codes == [303] + [409] * (BURST - 1), [(r.status_code, r.text[:100]) for r in got]
+    assert all("this regrade request was answered already" in r.text for r in got if r.status_code == 409)
+    mine = next(x for x in srv.api("carol", "GET", "/me/reviews").json() if x["answer_id"] == answer)
+    assert mine["regrade"]["status"] == "answered" and mine["regrade"]["response"].startswith("answer ")
+    i = int(mine["regrade"]["response"].split()[1])
+    assert mine["score"] == pytest.approx(i / BURST)                # the winner's score, its review the only one
+    assert len(_audit(srv, "review.response", answer)) == 1 and len(_audit(srv, "review", answer)) == 1
+
+
+# ------------------------------------------------------------------ 3. one start of a timed quiz
+
+def test_sixteen_starts_of_a_timed_quiz_through_the_api(srv):
+    got = burst(srv.url, lambda c, i: c.post("/api/v1/assessments/quiz/start",
+                                             headers={"Authorization": f"Bearer {srv.tokens['dave']}"}))
+    codes = sorted(r.status_code for r in got)
+    assert codes == [200] * (BURST - 1) + [201], [(r.status_code, r.text[:100]) for r in got]
+    started = {r.json()["started_at"] for r in got}
+    assert len(started) == 1                                        # one start time, given to all 16
+    assert [r.json()["new"] for r in got].count(True) == 1
+    assert srv.api("dave", "GET", "/assessments/quiz").json()["started_at"] == started.pop()
+
+
+def test_sixteen_starts_of_a_timed_quiz_through_the_page(srv):
+    b = srv.browser("erin")
+    got = burst(srv.url, lambda c, i: c.post("/learn/assessments/quiz/start", data={"csrf": b["csrf"]}),
+                cookies=lambda i: b["cookies"])
+    assert [r.status_code for r in got] == [303] * BURST, [(r.status_code, r.text[:100]) for r in got]
+    first = srv.api("erin", "GET", "/assessments/quiz").json()["started_at"]
+    again = srv.api("erin", "POST", "/assessments/quiz/start")
+    assert again.status_code == 200 and again.json()["new"] is False and again.json()["started_at"] == first
