@@ -220,3 +220,57 @@ def test_sixteen_starts_of_a_timed_quiz_through_the_page(srv):
     first = srv.api("erin", "GET", "/assessments/quiz").json()["started_at"]
     again = srv.api("erin", "POST", "/assessments/quiz/start")
     assert again.status_code == 200 and again.json()["new"] is False and again.json()["started_at"] == first
+
+
+# ------------------------------------------------------------------ 4. a page's errors are pages
+
+def _is_page(r: httpx.Response, status: int, *words: str) -> None:
+    assert r.status_code == status, (r.status_code, r.text[:300])
+    assert r.headers["content-type"].startswith("text/html"), (r.headers["content-type"], r.text[:300])
+    text = r.text.replace("&#39;", "'")
+    assert "<h1>" + str(status) + "</h1>" in text and "Signed in as" in text
+    for w in words:
+        assert w in text, (w, text[:1500])
+
+
+def test_nul_in_a_page_form_is_an_html_422_and_stores_nothing(srv):
+    """Without the check a NUL was stored on SQLite (303) and answered as JSON on PostgreSQL
+    (the DataError safety net). Now a 422 page on both, the learner's request not stored."""
+    answer = srv.graded_answer("frank", "17-08/practice-1", 64)
+    learner = srv.browser("frank")
+    r = srv.form(learner, f"/learn/regrade/{answer}", {"message": "a\x00b"})
+    _is_page(r, 422, "The form's field 'message' contains a NUL character")
+    assert srv.api("frank", "GET", "/me/reviews").json() == []     # no request stored
+    staff = srv.browser("prof")
+    r = srv.form(staff, f"/staff/review/{answer}", {"score": "1", "comment": "x\x00"})
+    _is_page(r, 422, "The form's field 'comment' contains a NUL character")
+    r = srv.form(learner, "/learn/exercise/17-08/practice-1", {"answer": "6\x004"})
+    _is_page(r, 422, "The form's field 'answer' contains a NUL character")
+    # the API refuses it as JSON, even for a client that asks for HTML
+    r = srv.client.post(f"/api/v1/answers/{answer}/regrade-request", json={"message": "a\x00b"},
+                        headers={"Authorization": f"Bearer {srv.tokens['frank']}", "Accept": "text/html"})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "invalid", r.text
+
+
+def test_the_safety_nets_answer_a_page_with_a_page(srv):
+    """Refused before the page's route runs, each answered JSON before: a field over its
+    max_length, a path parameter out of range (FastAPI's validation), and an answer id with a
+    NUL that PostgreSQL's driver refuses (the DataError net; on SQLite the route finds no such
+    answer: its own 404 page)."""
+    learner = srv.browser("frank")
+    r = srv.form(learner, "/learn/regrade/whatever", {"message": "m" * 5001})
+    _is_page(r, 422, "The form's field 'message': String should have at most 5000 characters.")
+    r = srv.form(srv.browser("prof"), "/staff/regrade-requests/0", {"response": "x"})
+    _is_page(r, 422, "The address's 'request_id': Input should be greater than or equal to 1.")
+    r = srv.form(learner, "/learn/regrade/a%00b", {"message": "x"})
+    if srv.backend == "postgresql":
+        _is_page(r, 422, "Text cannot contain a NUL character")
+    else:
+        _is_page(r, 404, "no such answer")
+    # the same refusals through the API stay JSON
+    r = srv.client.post("/api/v1/answers/a%00b/regrade-request", json={"message": "x"},
+                        headers={"Authorization": f"Bearer {srv.tokens['frank']}", "Accept": "text/html"})
+    assert r.status_code in (404, 422) and r.json()["error"]["code"] in ("not_found", "invalid"), r.text
+    r = srv.client.post("/api/v1/regrade-requests/0", json={"response": "x"},
+                        headers={"Authorization": f"Bearer {srv.tokens['prof']}"})
+    assert r.status_code == 422 and r.json()["error"]["location"] == "path.request_id", r.text
