@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 from starlette.exceptions import HTTPException
 
 from grader.api.service import json_number
+from grader.serve.auth import Principal
 
 from .session import CSRF, PageError, csrf_cookie, csrf_token, session_user, set_cookie
 
@@ -99,11 +100,20 @@ def page_or_json(fallback: Any) -> Any:
         status = out.status_code
         message = "There is no such page." if status == 404 and isinstance(e, HTTPException) else _message(out)
         if status < 500:                # the database may be what failed: no session look-up then
-            request.state.who = await session_user(request)
+            request.state.who = await _who(request)
         csrf_cookie(request)
         keep = {k: v for k, v in out.headers.items() if k.lower() in ("retry-after", "allow")}
         return page(request, "error.html", status=status, headers=keep, status_code=status, message=message)
     return handle
+
+
+async def _who(request: Request) -> Principal | None:
+    """The signed-in user for an error page's navigation; None where the look-up itself fails
+    (an error page never fails for want of it)."""
+    try:
+        return await session_user(request)
+    except Exception:
+        return None
 
 
 def _message(out: Response) -> str:
@@ -127,7 +137,7 @@ async def page_error(request: Request, e: Exception) -> Response:
     if e.status == 401:
         return redirect("/learn/login")
     if getattr(request.state, "who", None) is None:     # refused before the page's user was known (CSRF, NUL)
-        request.state.who = await session_user(request)
+        request.state.who = await _who(request)
     csrf_cookie(request)
     return page(request, "error.html", status=e.status, headers=e.headers, status_code=e.status, message=e.message)
 
