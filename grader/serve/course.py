@@ -96,8 +96,10 @@ class Times:
     def window(self, a: Assessment, now: datetime) -> Window:
         return window(a, now, extension=self.extensions.get(a.id), started_at=self.starts.get(a.id))
 
-    def hidden(self, a: Assessment, now: datetime, course: Course) -> str | None:
-        """Why this learner's scores and feedback of ``a`` are not shown yet (None: they are)."""
+    def shown_when(self, a: Assessment, now: datetime, course: Course) -> str | None:
+        """When this learner's scores and feedback of ``a`` will be shown, while they are not
+        yet ("after the due date, 2026-12-04 23:59 CET", "when the staff release them"); None:
+        they are shown now."""
         released = self.released.get(a.id)
         w = self.window(a, now)
         if scores_shown(a, w, now, released=released is not None and released <= now):
@@ -105,8 +107,13 @@ class Times:
         if released is not None and released <= now:    # a release shows an after_due one early too
             return None
         if a.show == "after_due":
-            return f"stored and graded; the score and feedback are shown after the due date, {local(w.due, course)}"
-        return "stored and graded; the score and feedback are shown when the staff release them"
+            return f"after the due date, {local(w.due, course)}"
+        return "when the staff release them"
+
+    def hidden(self, a: Assessment, now: datetime, course: Course) -> str | None:
+        """Why this learner's scores and feedback of ``a`` are not shown yet (None: they are)."""
+        when = self.shown_when(a, now, course)
+        return None if when is None else f"stored and graded; the score and feedback are shown {when}"
 
 
 def local(dt: datetime, course: Course) -> str:

@@ -164,11 +164,16 @@ def latest_requests(conn: Connection, answer_ids: Iterable[str]) -> dict[str, JS
     return {r.answer_id: _request_json(r) for r in conn.execute(q)}
 
 
-def request_regrade(conn: Connection, who: Principal, answer_id: str, message: str,
+def request_regrade(conn: Connection, engine: Engine, who: Principal, answer_id: str, message: str,
                     at: datetime | None = None) -> JSON:
+    """A learner's request (the API's and the page's form): 404 for another's answer; 409 while
+    its assessment's scores are not shown to the learner (``show``), before it is graded, while
+    a person has not graded it yet, or while it has an open request."""
     a = _answer(conn, answer_id, lock=True)     # one open request per answer, however many come at once
     if a.user_id != who.id:
         raise not_found("answer")       # another's answer: as if it did not exist
+    at = at or now()
+    hidden_until(conn, engine, who, a.problem_id, at)
     if a.status is None:
         raise APIError(409, "this answer is not graded yet; ask for a regrade once it is")
     if (a.pending_points or 0) > 0 and not latest_reviews(conn, [a.id]):
@@ -176,12 +181,25 @@ def request_regrade(conn: Connection, who: Principal, answer_id: str, message: s
     if conn.execute(select(RegradeRequest.id).where(RegradeRequest.answer_id == a.id,
                                                     RegradeRequest.status == "open")).first():
         raise APIError(409, "this answer has an open regrade request already; wait for its answer")
-    at = at or now()
     rid = conn.execute(insert(RegradeRequest).values(answer_id=a.id, user_id=who.id, message=message, created_at=at,
                                                      status="open")).inserted_primary_key
     assert rid is not None
     return {"id": rid[0], "answer_id": a.id, "problem": a.problem_id, "message": message, "status": "open",
             "created_at": iso(at), "response": None, "answered_at": None}
+
+
+def hidden_until(conn: Connection, engine: Engine, who: Principal, problem_id: str, at: datetime) -> None:
+    """409 while the learner's score of this problem is not shown (its assessment's ``show``:
+    after the due date, on release): what the pages do not show cannot be disputed."""
+    c = engine.course
+    a = c.of_problem(problem_id) if c is not None else None
+    if c is None or a is None or who.instructor:        # staff see every score (course.Shown)
+        return
+    from .course import Times
+    when = Times.load(conn, who.id).shown_when(a, at, c)
+    if when is not None:
+        raise APIError(409, f"{a.title} ({a.id}): its scores are not shown yet; they are shown {when}. "
+                            "Ask for a regrade once they are", code="scores_hidden")
 
 
 def answer_request(conn: Connection, engine: Engine, request_id: int, who: Principal, response: str, *,

@@ -19,14 +19,19 @@ def install(app: FastAPI) -> None:
     from fastapi.staticfiles import StaticFiles
 
     from . import assessments, learn, lti, review, spec, staff, staff_assessments, staff_lti, stats, viewas
-    from .render import page_error
-    from .session import PageError
-
+    from fastapi.exceptions import RequestValidationError
+    from sqlalchemy.exc import DataError
     from starlette.exceptions import HTTPException
 
-    from .render import not_found_page
+    from grader.serve.errors import APIError
+
+    from .render import page_error, page_or_json
+    from .session import PageError
+
     app.add_exception_handler(PageError, page_error)
-    app.add_exception_handler(HTTPException, not_found_page(app.exception_handlers[HTTPException]))
+    # the service's safety nets (grader.serve.errors.install) answer a page's request as a page
+    for caught in (HTTPException, RequestValidationError, APIError, DataError, Exception):
+        app.add_exception_handler(caught, page_or_json(app.exception_handlers[caught]))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     for module in (learn, assessments, staff_assessments, staff_lti, viewas, stats, staff, review, spec, lti):
         app.include_router(module.router)

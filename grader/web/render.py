@@ -13,8 +13,10 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment
 from markupsafe import Markup, escape
+from starlette.exceptions import HTTPException
 
 from grader.api.service import json_number
+from grader.serve.auth import Principal
 
 from .session import CSRF, PageError, csrf_cookie, csrf_token, session_user, set_cookie
 
@@ -73,19 +75,60 @@ def redirect(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303, headers=HEADERS)
 
 
-def not_found_page(fallback: Any) -> Any:
-    """The handler of a path no route has: under ``/api`` (or asked for as JSON) the API's
-    JSON error (``fallback``); a page's 404 is a page, with the signed-in user's navigation."""
+PAGES = ("/learn", "/staff", "/spec", "/logout")
+
+
+def wants_page(request: Request) -> bool:
+    """An error of this request is answered as a page: a path of the pages, or a browser's
+    request (``Accept: text/html``) anywhere but the API (``/api/``: always JSON)."""
+    path = request.url.path
+    if path == "/api" or path.startswith("/api/"):
+        return False
+    return path.startswith(PAGES) or "text/html" in request.headers.get("accept", "")
+
+
+def page_or_json(fallback: Any) -> Any:
+    """The service's handler of an error (``fallback``: its JSON answer, its log line) for the
+    pages: the same status, headers (Retry-After) and message as an error page with the
+    signed-in user's navigation (a 404: "There is no such page."). What a page's route does not
+    catch itself ends here: a form field FastAPI refuses (too long, out of range), a value the
+    database refuses, a 405, an internal error."""
     async def handle(request: Request, e: Exception) -> Response:
-        path = request.url.path
-        status = getattr(e, "status_code", 500)
-        if status != 404 or path.startswith("/api/") or "text/html" not in request.headers.get("accept", ""):
-            out: Response = await fallback(request, e)
+        out: Response = await fallback(request, e)
+        if not wants_page(request):
             return out
-        request.state.who = await session_user(request)
+        status = out.status_code
+        message = "There is no such page." if status == 404 and isinstance(e, HTTPException) else _message(out)
+        if status < 500:                # the database may be what failed: no session look-up then
+            request.state.who = await _who(request)
         csrf_cookie(request)
-        return page(request, "error.html", status=404, status_code=404, message="There is no such page.")
+        keep = {k: v for k, v in out.headers.items() if k.lower() in ("retry-after", "allow")}
+        return page(request, "error.html", status=status, headers=keep, status_code=status, message=message)
     return handle
+
+
+async def _who(request: Request) -> Principal | None:
+    """The signed-in user for an error page's navigation; None where the look-up itself fails
+    (an error page never fails for want of it)."""
+    try:
+        return await session_user(request)
+    except Exception:
+        return None
+
+
+def _message(out: Response) -> str:
+    """The JSON error's message, with the form field it is about (``body.message``: "message")."""
+    import json
+    try:
+        err = json.loads(bytes(out.body))["error"]
+        message, where = str(err["message"]), str(err.get("location") or "")
+    except (ValueError, KeyError, TypeError):
+        return "The request could not be handled."
+    if where.startswith("body."):
+        return f"The form's field {where[5:]!r}: {message}."
+    if where.startswith("path."):
+        return f"The address's {where[5:]!r}: {message}."
+    return message[:1].upper() + message[1:] + ("" if message.endswith(".") else ".")
 
 
 async def page_error(request: Request, e: Exception) -> Response:
@@ -93,6 +136,8 @@ async def page_error(request: Request, e: Exception) -> Response:
         raise e
     if e.status == 401:
         return redirect("/learn/login")
+    if getattr(request.state, "who", None) is None:     # refused before the page's user was known (CSRF, NUL)
+        request.state.who = await _who(request)
     csrf_cookie(request)
     return page(request, "error.html", status=e.status, headers=e.headers, status_code=e.status, message=e.message)
 

@@ -166,7 +166,8 @@ def regrade_request(answer_id: str, request: Request, message: str = Form("", ma
         raise PageError(422, "Write why you ask for a regrade first.")
     try:
         with st.db.write() as conn:
-            out = reviews.request_regrade(conn, who, answer_id[:64], message.strip(), at=st.now())
+            out = reviews.request_regrade(conn, st.engine, who, answer_id[:64], message.strip(),
+                                          at=st.now())
             audit.write(conn, "review.request", actor=who.login, address=audit.address_of(request),
                         target=out["answer_id"], detail={"problem": out["problem"]})
     except APIError as e:

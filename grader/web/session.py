@@ -184,16 +184,22 @@ def csrf_token(request: Request) -> str:
 
 async def check_csrf(request: Request) -> None:
     """Every POST of the pages: the form's ``csrf`` field (or the X-CSRF-Token header) must be
-    the value bound to this browser's session (or pre-session cookie)."""
+    the value bound to this browser's session (or pre-session cookie); then no text field of
+    the form may hold a NUL character (422 before anything is stored, on every backend: SQLite
+    would store it, PostgreSQL's text columns refuse it)."""
+    form = await request.form()         # parsed once: the route's own Form fields read the same
     sent = request.headers.get("x-csrf-token")
     if sent is None:
-        form = await request.form()
         field = form.get("csrf")
         sent = field if isinstance(field, str) else None
     expected = _expected_csrf(request, cookie(request, CSRF))
     if not expected or not isinstance(sent, str) or not hmac.compare_digest(sent, expected):
         raise PageError(403, "This form has expired or did not come from this site (no valid CSRF token). "
                              "Reload the page and try again.")
+    bad = next((name for name, value in form.multi_items() if isinstance(value, str) and "\x00" in value), None)
+    if bad is not None:
+        raise PageError(422, f"The form's field {bad[:40]!r} contains a NUL character (\\u0000), which no text "
+                             "may hold; nothing was stored.")
 
 
 # ------------------------------------------------------------------ who is signed in

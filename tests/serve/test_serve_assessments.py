@@ -428,9 +428,15 @@ def test_a_persons_review_is_hidden_with_the_score(app):
     assert [x for x in api(app, "erin", "GET", "/me/reviews").json() if x["answer_id"] == answer_id] == []
     mine = api(app, "erin", "GET", f"/submissions/{r.json()['id']}").json()["results"][0]
     assert "review" not in mine and mine["score"] is None
+    # what she is not shown she cannot dispute yet: 409, saying when (the due date, in CET)
+    asked = api(app, "erin", "POST", f"/answers/{answer_id}/regrade-request", json={"message": "why 0.5?"})
+    assert asked.status_code == 409 and asked.json()["error"]["code"] == "scores_hidden", asked.text
+    assert "they are shown after the due date, 2026-12-04 23:59 CET" in asked.json()["error"]["message"]
     app.clock.set("2026-12-04T23:00:00Z")
     seen = [x for x in api(app, "erin", "GET", "/me/reviews").json() if x["answer_id"] == answer_id]
     assert seen[0]["review"]["score"] == 0.5 and seen[0]["review"]["comment"] == "close"
+    asked = api(app, "erin", "POST", f"/answers/{answer_id}/regrade-request", json={"message": "why 0.5?"})
+    assert asked.status_code == 201, asked.text
 
 
 def test_the_csv_export_runs_no_learner_text_as_a_formula():

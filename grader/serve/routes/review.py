@@ -56,7 +56,7 @@ def regrade_request(answer_id: str, body: RegradeIn, request: Request,
                     who: Principal = Depends(current_user)) -> FastJSON:
     st = state(request)
     with st.db.write() as conn:
-        out = reviews.request_regrade(conn, who, answer_id, body.message, at=st.now())
+        out = reviews.request_regrade(conn, st.engine, who, answer_id, body.message, at=st.now())
         audit.write(conn, "review.request", actor=who.login, address=audit.address_of(request), target=answer_id,
                     detail={"problem": out["problem"]})
     return FastJSON(out, status_code=201)
