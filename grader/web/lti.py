@@ -28,7 +28,7 @@ from grader.serve.lti.launch import Refused
 from grader.serve.lti.logins import TooManyLogins
 
 from .render import CSP, page
-from .session import secret, start_session
+from .session import secret, secure, start_session
 
 router = APIRouter(include_in_schema=False)
 
@@ -46,13 +46,6 @@ def _public(request: Request) -> str | None:
     """``grader serve --public-url``: the base of every LTI URL (None: the request's)."""
     base: str | None = request.app.state.grader.settings.public_url
     return base
-
-
-def _secure(request: Request) -> bool:
-    """Whether the browser reaches grader over HTTPS: the public URL's scheme when one is set
-    (behind a proxy that terminates TLS the request itself is plain http)."""
-    base = _public(request)
-    return base.startswith("https://") if base else request.url.scheme == "https"
 
 
 def _launch_url(request: Request) -> str:
@@ -74,7 +67,7 @@ async def login(request: Request) -> Response:
     db = request.app.state.grader.db
     try:
         response: Response = await anyio.to_thread.run_sync(
-            adapter.login, db, params, request.cookies, _secure(request), _launch_url(request),
+            adapter.login, db, params, request.cookies, secure(request), _launch_url(request),
             audit.address_of(request))
     except TooManyLogins as e:
         # no audit line: a flood of them would fill the audit log (limits.ErrorBackoff slows it down)
@@ -112,7 +105,7 @@ async def launch(request: Request) -> Response:
     ids = {a.id for a in course.assessments} if course is not None else set()
 
     def run() -> tuple[lti.Verified, Any]:
-        v = lti.verify(adapter.new_launch(state.db, params, request.cookies, _secure(request)), state.db, ids)
+        v = lti.verify(adapter.new_launch(state.db, params, request.cookies, secure(request)), state.db, ids)
         who = lti.record(state.db, v, audit.address_of(request), lti.expiry(v.claims, state.now()))
         return v, who
     try:

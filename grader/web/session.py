@@ -11,8 +11,9 @@
   before sign-in, of a random pre-session cookie (``grader_csrf``). A POST without the value
   bound to this browser's own session is 403, whatever its cookies: a pair taken from another
   session does not fit.
-- Cookies are httpOnly, SameSite=Strict, Path=/. When the request came over HTTPS (TLS, or a
-  proxy's forwarded scheme with uvicorn's ``--proxy-headers``), they are named
+- Cookies are httpOnly, SameSite=Strict, Path=/. When the browser reaches grader over HTTPS
+  (``--public-url https://...``; without one, the request's own scheme: TLS, or a proxy's
+  forwarded scheme with uvicorn's ``--proxy-headers``), they are named
   ``__Host-grader_session`` and ``__Host-grader_csrf`` and marked Secure with no Domain, so no
   other site or sub-domain can set them; over plain HTTP they keep their plain names.
 """
@@ -64,7 +65,11 @@ def _sign(key: bytes, text: str) -> str:
 # ------------------------------------------------------------------ cookies
 
 def secure(request: Request) -> bool:
-    return request.url.scheme == "https"
+    """Whether the browser reaches grader over HTTPS: the scheme of ``grader serve --public-url``
+    when one is set (behind a proxy that terminates TLS and forwards no scheme, the request
+    itself is plain http), else the request's."""
+    base: str | None = request.app.state.grader.settings.public_url
+    return base.startswith("https://") if base else request.url.scheme == "https"
 
 
 def cookie_name(request: Request, name: str) -> str:

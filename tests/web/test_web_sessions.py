@@ -127,3 +127,39 @@ def test_sign_out_everywhere_in_the_browser(live, new_page):
     assert "/learn/login" in home.url
     other.goto(live.url + "/learn")
     assert "/learn/login" in other.url                       # the other browser's session ended too
+
+
+def test_behind_a_tls_proxy_the_public_urls_https_makes_the_cookies_secure(tmp_path):
+    # `grader serve --public-url https://...` behind a proxy that terminates TLS and forwards
+    # no scheme: every request reaches grader as plain http, yet the browser is on https, so
+    # the cookies must be the __Host- Secure ones (before: plain names, not Secure)
+    from grader.serve.app import create_app
+    from grader.serve.settings import Settings
+    from grader.web import install
+    database = f"sqlite:///{tmp_path / 'grader.db'}"
+    tokens = users(database, alice="learner")
+    settings = Settings(database=database, exercises=str(make_bank(tmp_path)), workers=1, job_workers=1,
+                        web_secret=b"w" * 32, public_url="https://grader.example.edu")
+    app = create_app(settings, extensions=(install,))
+
+    def value(line: str) -> str:
+        return line.split("=", 1)[1].split(";", 1)[0]
+    with TestClient(app, client=("10.9.0.1", 1)):
+        c = client(app, "10.9.0.2")                                   # plain http, as the proxy sends it
+        first = c.get("/learn/login")
+        line = cookie_headers(first)["__Host-grader_csrf"]
+        assert "secure" in line.lower() and "domain" not in line.lower()
+        # the browser (on https) sends its Secure cookie back; httpx would not over http: by hand
+        c.cookies.clear()
+        jar = f"__Host-grader_csrf={value(line)}"
+        r = c.post("/learn/login", data={"token": tokens["alice"], "csrf": form_csrf(first.text)},
+                   headers={"cookie": jar})
+        assert r.status_code == 303, r.text
+        cookies = cookie_headers(r)
+        assert set(cookies) == {"__Host-grader_session"} and "secure" in cookies["__Host-grader_session"].lower()
+        c.cookies.clear()
+        session = f"__Host-grader_session={value(cookies['__Host-grader_session'])}"
+        assert c.get("/learn", headers={"cookie": session}).status_code == 200
+        # the plain name is no session here: a sub-domain could have set it
+        plain = f"grader_session={value(cookies['__Host-grader_session'])}"
+        assert c.get("/learn", headers={"cookie": plain}).status_code == 303
