@@ -20,7 +20,8 @@ class _Req:                        # what the template and the CSRF token read o
         from types import SimpleNamespace
         self.cookies, self.state = {}, SimpleNamespace()
         self.url, self.headers = SimpleNamespace(scheme="http"), {}
-        self.app = SimpleNamespace(state=SimpleNamespace(web_secret=b"k" * 32))
+        self.app = SimpleNamespace(state=SimpleNamespace(web_secret=b"k" * 32,
+                                                         grader=SimpleNamespace(settings=SimpleNamespace(public_url=None))))
 
 
 def main(argv=None) -> None:

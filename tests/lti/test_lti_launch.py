@@ -177,7 +177,9 @@ def _login(live, post: bool = False, **params) -> tuple[str, str, httpx.Cookies]
 
 def _claims(p, issued_nonce: str, /, **changes) -> dict:
     """A learner's resource-link launch as the platform makes it; ``changes``: claims replaced
-    (``None``: removed; a key starting with ``/``: an LTI claim)."""
+    (``None``: removed; a key starting with ``/``: an LTI claim; a function: of the time now,
+    in seconds, as the token is made: a time taken when the module was collected would be
+    long past in a long run)."""
     now = int(time.time())
     c = {"iss": p.issuer, "aud": p.client_id, "azp": p.client_id, "sub": "mallory-" + uuid.uuid4().hex[:6],
          "nonce": issued_nonce, "iat": now, "exp": now + 300, "name": "Mallory",
@@ -187,6 +189,7 @@ def _claims(p, issued_nonce: str, /, **changes) -> dict:
          LTI + "custom": {"assessment": "hw1"}}
     for k, v in changes.items():
         k = LTI + k[1:] if k.startswith("/") else k
+        v = v(now) if callable(v) else v
         if v is None:
             c.pop(k, None)
         else:
@@ -213,8 +216,8 @@ REFUSALS = {
     "unknown issuer": ({"iss": "http://evil.test"}, {}, 401, "unknown_platform"),
     "unknown client id": ({"aud": "someone-else", "azp": "someone-else"}, {}, 401, "unknown_platform"),
     "unknown deployment": ({"/deployment_id": "deployment-9"}, {}, 401, "unknown_deployment"),
-    "expired": ({"iat": int(time.time()) - 900, "exp": int(time.time()) - 300}, {}, 401, "expired"),
-    "issued in the future": ({"iat": int(time.time()) + 900, "exp": int(time.time()) + 1200}, {}, 401,
+    "expired": ({"iat": lambda now: now - 900, "exp": lambda now: now - 300}, {}, 401, "expired"),
+    "issued in the future": ({"iat": lambda now: now + 900, "exp": lambda now: now + 1200}, {}, 401,
                              "not_yet_valid"),
     "no expiry": ({"exp": None}, {}, 400, "missing_claim"),
     "wrong message type": ({"/message_type": "LtiSubmissionReviewRequest"}, {}, 400, "wrong_message_type"),

@@ -379,8 +379,9 @@ def test_review_counts_and_reaches_the_learner(srv):
     review = r.json()
     assert review["reviewer"] == "prof" and review["score"] == 1.5 and review["at"].endswith("Z")
     mine = srv.get("judy", f"/submissions/{sub['id']}").json()["results"][0]["review"]
+    # not a late answer: it counts at the reviewer's score, no penalty
     assert mine == {"score": 1.5, "comment": "right idea, no reason given", "reviewer": "prof", "at": review["at"],
-                    "rubric": []}
+                    "rubric": [], "counted": 1.5, "penalty": None, "late_fraction": None}
     cell = srv.get("judy", "/me/grades").json()["problems"]["17-08/practice-2"]
     assert cell["score"] == 1.5 and cell["pending"] is False and cell["status"] == "reviewed"
     assert answer_id not in [x["answer_id"] for x in srv.get("prof", "/review").json()]
