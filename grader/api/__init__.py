@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 from grader.bank.model import Bank, Verification
 from grader.bank.model import Problem as BankProblem
 from grader.bank.assessments import Assessment, AssessmentItem, Course, LatePolicy, load_course
-from grader.bank.schedule import Window, apply_late, scores_shown, when, window
+from grader.bank.schedule import Window, apply_late, penalised, scores_shown, when, window
 from grader.bank.times import to_utc
 from grader.cluster import (ClusterError, check_cluster, check_scheduler, cluster_executor, cluster_job_executor,
                             cluster_sandboxes)
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from grader.grade.run import Totals
     from grader.grade.submissions import Loaded, Submission
 
-__all__ = ["Assessment", "AssessmentItem", "Course", "LatePolicy", "load_course", "Window", "apply_late", "scores_shown", "when", "window",
+__all__ = ["Assessment", "AssessmentItem", "Course", "LatePolicy", "load_course", "Window", "apply_late", "penalised", "scores_shown", "when", "window",
            "to_utc",
            "AnswerLimits", "AnswerResult", "Executor", "LocalPoolExecutor", "ProcessExecutor", "Reading", "Report",
            "SerialExecutor", "SubmissionResult", "check_claim", "check_subject", "close", "grade_answer",

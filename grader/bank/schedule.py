@@ -120,9 +120,16 @@ def late_penalty(a: Assessment, late_by: timedelta) -> float:
 
 
 def apply_late(raw: float, w: Window) -> tuple[float, float]:
-    """(final score, penalty points) of a raw score given in window ``w``: the penalty is
-    ``raw * w.penalty``, rounded to 9 decimals; final = raw - penalty points."""
-    lost = round(raw * w.penalty, 9)
+    """(final score, penalty points) of a raw score given in window ``w``: :func:`penalised` by
+    the window's penalty."""
+    return penalised(raw, w.penalty)
+
+
+def penalised(raw: float, fraction: float) -> tuple[float, float]:
+    """(final score, penalty points) of ``raw`` losing ``fraction`` of it: the penalty is
+    ``raw * fraction``, rounded to 9 decimals; final = raw - penalty points. The one late
+    arithmetic: on submission (:func:`apply_late`), on regrade and on a person's review."""
+    lost = round(raw * fraction, 9)
     return round(raw - lost, 9), lost
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from grader.api import Assessment, Course, Window, apply_late, scores_shown, when, window
+from grader.api import Assessment, Course, Window, apply_late, penalised, scores_shown, when, window
 from grader.api.service import json_number
 from grader.db.models import AssessmentStart, Extension, Release
 
@@ -196,8 +196,8 @@ def carry_late(new: JSON, old: JSON | None) -> JSON:
     late = old.get("late")
     if isinstance(late, dict) and late.get("fraction"):
         raw = float(new.get("score") or 0)
-        lost = round(raw * float(late["fraction"]), 9)          # as apply_late: raw x the window's penalty
-        out.update(score=json_number(round(raw - lost, 9), digits=6), raw_score=json_number(raw, digits=6),
+        final, lost = penalised(raw, float(late["fraction"]))   # as apply_late: raw x the window's penalty
+        out.update(score=json_number(final, digits=6), raw_score=json_number(raw, digits=6),
                    penalty=json_number(lost, digits=6), late=late)
     return out
 
@@ -213,10 +213,10 @@ def late_fraction(result: object, raw_score: float | None, penalty: float | None
 
 def counted_review(score: float, fraction: float | None) -> tuple[float, float]:
     """THE counted score of a reviewed answer: (score that counts, penalty points) of a person's
-    ``score`` of an answer losing ``fraction`` (late); as ``apply_late``: penalty = score x fraction
-    (9 decimals), counted = score - penalty. Every grade of a reviewed answer comes from here."""
-    lost = round(score * fraction, 9) if fraction else 0.0
-    return round(score - lost, 9), lost
+    ``score`` of an answer losing ``fraction`` (late; None: on time or unknown), by the late
+    arithmetic of submissions (:func:`grader.api.penalised`). Every grade of a reviewed answer
+    comes from here."""
+    return penalised(score, fraction or 0.0)
 
 
 def rescore(obj: JSON) -> None:
