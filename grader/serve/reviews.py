@@ -29,7 +29,7 @@ from grader.api.service import json_number
 
 from grader.db.models import Answer, RegradeRequest, Review, User, now
 
-from .course import counted_review, late_fraction
+from .course import Times, counted_review, late_fraction
 from .errors import APIError, not_found
 from .store import iso, latest_reviews
 
@@ -195,7 +195,6 @@ def hidden_until(conn: Connection, engine: Engine, who: Principal, problem_id: s
     a = c.of_problem(problem_id) if c is not None else None
     if c is None or a is None or who.instructor:        # staff see every score (course.Shown)
         return
-    from .course import Times
     when = Times.load(conn, who.id).shown_when(a, at, c)
     if when is not None:
         raise APIError(409, f"{a.title} ({a.id}): its scores are not shown yet; they are shown {when}. "

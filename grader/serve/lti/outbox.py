@@ -256,10 +256,7 @@ class Sender:
             r = conn.execute(select(LtiOutbox.attempts, LtiOutbox.link_id, LtiOutbox.user_id, LtiOutbox.timestamp)
                              .where(LtiOutbox.id == i)).one()
             tries = r.attempts + 1
-            newer = conn.execute(select(LtiOutbox.id).where(LtiOutbox.link_id == r.link_id,
-                                                             LtiOutbox.user_id == r.user_id, LtiOutbox.id > i)
-                                 .limit(1)).first()
-            if newer is not None:       # enqueued while this one was being sent: it replaces this one
+            if _has_newer(conn, i, r.link_id, r.user_id):   # enqueued while this one was being sent: it replaces it
                 conn.execute(update(LtiOutbox).where(LtiOutbox.id == i).values(
                     status="superseded", attempts=tries, error=error, claimed_by=None, claimed_until=None))
                 out.retried.append(i)
@@ -322,15 +319,20 @@ def _taken_over(conn: Connection, i: int) -> bool:
     that is later still, :func:`_add`). True: this instance posts it now."""
     r = conn.execute(select(LtiOutbox.link_id, LtiOutbox.user_id, LtiOutbox.timestamp)
                      .where(LtiOutbox.id == i)).one()
-    newer = conn.execute(select(LtiOutbox.id).where(LtiOutbox.link_id == r.link_id, LtiOutbox.user_id == r.user_id,
-                                                     LtiOutbox.id > i).limit(1)).first()
-    if newer is not None:
+    if _has_newer(conn, i, r.link_id, r.user_id):
         conn.execute(update(LtiOutbox).where(LtiOutbox.id == i).values(
             status="superseded", claimed_by=None, claimed_until=None,
             error="its instance stopped while sending it; a newer score replaces it"))
         return False
     conn.execute(update(LtiOutbox).where(LtiOutbox.id == i).values(timestamp=aware(r.timestamp) + EPSILON))
     return True
+
+
+def _has_newer(conn: Connection, i: int, link_id: int, user_id: int) -> bool:
+    """Whether a row of the same link and learner was enqueued after row ``i`` (it carries the
+    gradebook's newer score, and supersedes ``i``)."""
+    return conn.execute(select(LtiOutbox.id).where(LtiOutbox.link_id == link_id, LtiOutbox.user_id == user_id,
+                                                   LtiOutbox.id > i).limit(1)).first() is not None
 
 
 def _learned(conn: Connection, job: Any) -> None:
