@@ -118,6 +118,17 @@ def test_cli_on_cpu_prints_mha_and_gqa_side_by_side():
     assert int(rows[2][7].replace(",", "")) < int(rows[0][7].replace(",", ""))
 
 
+def test_the_module_needs_torch_and_mha_only():
+    # the device run is `PYTHONPATH=. python3 -m mha.device_timing` on a machine with only torch
+    code = ("import sys, contextlib, io; from mha.device_timing import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    rc = main(['--d-model', '16', '--heads', '4', '--layers', '1', '--n', '4', '--vocab', '50', "
+            "'--device', 'cpu', '--repeats', '1', '--matmul-n', '16', '--copy-mib', '1'])\n"
+            "print(rc, sorted({m.split('.')[0] for m in sys.modules} & {'grader', 'sympy', 'yaml', 'click', 'pint'}))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.stdout.strip() == "0 []", r.stderr
+
+
 def test_cli_errors_are_one_line():
     r = subprocess.run([sys.executable, "-m", "mha.device_timing", "--d-model", "16", "--heads", "4", "--kv-heads", "3",
                         "--layers", "1", "--n", "4", "--device", "cpu"], capture_output=True, text=True, timeout=120,
@@ -222,3 +233,16 @@ def test_cuda_decode_is_never_faster_than_the_roofline(g):
     assert t.bound == "memory"
     assert t.seconds >= 0.9 * t.roofline_seconds, (t.seconds, t.roofline_seconds, t.peaks)
     assert t.peaks.flop_per_s > 1e12 and t.peaks.bytes_per_s > 1e11    # a GPU: above 1 TFLOP/s, 100 GB/s
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_cuda_check_spec_times_the_demonstration(tmp_path):
+    # a tiny model is all launch overhead: far slower than its roofline, so <= 1.1 in both runs
+    import json
+    r = subprocess.run([sys.executable, "-m", "grader", "check-spec", str(_spec(tmp_path)), "--device", "cuda",
+                        "--format", "json"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    (claim,) = json.loads(r.stdout)["claims"]
+    (check,) = claim["evidence"]["checks"]
+    assert check["verdict"] == "demonstrated", check["summary"]
+    assert "Timed on " in check["summary"] and "(cuda:" in check["summary"]
