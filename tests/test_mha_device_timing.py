@@ -246,3 +246,14 @@ def test_cuda_check_spec_times_the_demonstration(tmp_path):
     (check,) = claim["evidence"]["checks"]
     assert check["verdict"] == "demonstrated", check["summary"]
     assert "Timed on " in check["summary"] and "(cuda:" in check["summary"]
+
+
+def test_a_cluster_sends_the_timed_request_to_a_gpu_worker():
+    pytest.importorskip("distributed")
+    from grader.claims.checks import demonstrate
+    from grader.claims.checks.common import Context
+    from grader.cluster.claims import asks_gpu
+    check = {"experiment": "prefill-time", "statistic": "ms", "effect": "< 100", "at": {"d": 16, "h": 4}}
+    assert asks_gpu(demonstrate.requests(Context(None, device="cuda"), check))
+    untimed = {"experiment": "dropout", "statistic": "zeroed-z", "effect": "< 4"}
+    assert not asks_gpu(demonstrate.requests(Context(None, device="cuda"), untimed))
