@@ -85,7 +85,8 @@ def _m(**kw: _V) -> MappingProxyType[str, _V]:
 
 
 _RUN = ("per timing run (the seeds number the runs; each measures the device's matmul peak and copy "
-        "bandwidth, then times the step: median of up to 50 runs after a warm-up, synchronised): ")
+        "bandwidth, then times the step: the median of up to 50 runs, 10 for a prefill, after a warm-up, "
+        "each synchronised): ")
 _ROOFLINE = ("max(bytes / measured copy bandwidth, matmul FLOPs / measured matmul peak), in ms, the step's "
              "bytes and FLOPs traced on the same model by mha.inference")
 _TIMED_SIZES = _m(d=4096, h=32, L=32, n=4096, b=1, V=32000)
