@@ -120,7 +120,7 @@ def test_bundled_subject_passes():
     data["summary"] = {v: sum(c["verdict"] == v for c in data["claims"])
                        for v in ("holds", "refuted", "unverifiable", "demonstrated")}
     data["summary"]["claims"] = len(data["claims"])
-    assert everything["claims"] == len(data["claims"]) + 14 + 47
+    assert everything["claims"] == len(data["claims"]) + 14 + 48
     claims = {c["id"]: c for c in data["claims"]}
     assert {c["source"]["document"] for c in data["claims"]} == {"subject", "article"}
     # Example 3 as real FLOPs: 8·2048·4096² = 2^38; 4·2048²·4096 = 2^36; total 2^38 + 2^36

@@ -31,7 +31,7 @@ def test_hand_figures():
 
 def test_the_inference_subject():
     s = load_subject("spec/17-10.yaml")
-    assert s.id == "17-10" and len(s.claims) == 47
+    assert s.id == "17-10" and len(s.claims) == 48
     r = {x.claim.id: x for x in run_subject(s, device="cpu").results}
     assert all(x.ok for x in r.values()), {k: (v.verdict, v.evidence) for k, v in r.items() if not v.ok}
     verdicts = {k: v.verdict for k, v in r.items()}
@@ -41,6 +41,9 @@ def test_the_inference_subject():
     assert sorted(k for k, v in verdicts.items() if v == "unverifiable") == [
         "ai-roofline", "b-lever", "fit-gqa-reason", "fit-ignore", "t-no-guide"]
     assert sum(v == "holds" for v in verdicts.values()) == 37
+    # timed on a GPU only (check-spec --device cuda): skipped here, saying why
+    assert [k for k, v in verdicts.items() if v == "skipped"] == ["t-bound-measured"]
+    assert all("timed only on a GPU" in c.summary for c in r["t-bound-measured"].checks)
     ev = {k: json.dumps([c.summary for c in v.checks], ensure_ascii=False) for k, v in r.items()}
     assert f"{P2:,}" in ev["m-params"] and f"{P3:,}" in ev["m-params"]
     assert "524,288" in ev["kv-llama2"] and "131,072" in ev["kv-llama3"]

@@ -12,7 +12,8 @@ one from the command line.
 
 Modules: catalog (names, sizes, statistics; no torch), stats (the statistics' definitions),
 tasks (the two-relation task, its model and training run), mechanics (dropout, gradients,
-independent heads, scaling), runner (a request -> per-seed statistics), cache (results on disk).
+independent heads, scaling), runner (a request -> per-seed statistics), cache (results on disk),
+timing (decode-time and prefill-time: an mha.Transformer timed on a GPU, never cached).
 Importing this package does not import torch.
 """
 from __future__ import annotations
@@ -29,6 +30,12 @@ __all__ = ["EXPERIMENTS", "run"]
 
 
 def run(request: Mapping[str, Any], attention: Attention | None = None) -> dict[str, Any]:
-    """Run one experiment (see mha.experiments.runner.run)."""
+    """Run one experiment (see mha.experiments.runner.run; a timed one: mha.experiments.timing.run)."""
+    from .catalog import EXPERIMENTS, normalise
+    if request.get("name") in EXPERIMENTS and EXPERIMENTS[request["name"]].timed:
+        if attention is not None:
+            raise ValueError(f"experiment {request['name']} times mha.Transformer itself: it takes no attention")
+        from .timing import run as _timed
+        return _timed(normalise(request))
     from .runner import run as _run
     return _run(request, attention)

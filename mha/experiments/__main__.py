@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "dropout": args.dropout}
     except (ValueError, argparse.ArgumentTypeError) as e:
         ap.error(str(e))
-    from .runner import run
+    from . import run
     try:
         result = run(request)
     except ValueError as e:
@@ -74,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(result, indent=1))
         return 0
     print(f"{result['experiment']} / {result['statistic']}: {result['setup']}")
+    if result.get("skipped"):
+        print(f"  skipped: {result['skipped']}")
+        return 0
     for seed, value, detail in zip(result["seeds"], result["values"], result["details"]):
         print(f"  seed {seed}: {value}  ({detail})")
     if result.get("pooled_statistic"):

@@ -6,13 +6,16 @@ or, for a *pooled* statistic, one number over all the seeds (which head takes wh
 question about seeds, not about one seed). The verdict (demonstrated, not demonstrated,
 inconclusive) is the spec engine's (:mod:`grader.claims.checks.demonstrate`): it compares the
 statistic with the effect the claim predicts.
+
+The *timed* experiments (decode-time, prefill-time: :mod:`mha.experiments.timing`) measure
+time on a device instead: a "seed" is one timing run, and their results are never cached.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,6 +30,13 @@ if TYPE_CHECKING:
 # on the checking machine's CPU.
 LIMITS = MappingProxyType({"d": 256, "h": 32, "n": 64, "n_q": 64, "n_k": 64, "b": 256,
                            "steps": 5000, "seeds": 32})
+# The timed experiments run on a GPU, whose free memory is checked before anything is built
+# (mha.device_timing.fits); these only keep the sizes and the number of runs sane.
+TIMING_LIMITS = MappingProxyType({"d": 65536, "h": 1024, "g": 1024, "L": 1024, "n": 1_048_576, "b": 4096,
+                                  "V": 1_048_576, "d_ff": 262144, "seeds": 10})
+MODEL_OPTIONS = MappingProxyType({"activation": ("gelu", "gelu_tanh", "relu", "silu", "swiglu"),
+                                  "norm": ("layernorm", "rmsnorm"), "dtype": ("fp32", "fp16", "bf16"),
+                                  "bias": (True, False), "tied": (True, False)})
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,16 @@ class Experiment:
     optional: tuple[str, ...] = ()          # sizes a spec may give that have no default (n_q, n_k)
     vary: tuple[str, ...] = ()              # sizes a spec may vary (`vary: {h: [1, 2, 4]}`)
     needs_vary: frozenset[str] = field(default_factory=frozenset)   # statistics that compare varied sizes
+    timed: bool = False                     # times an mha.Transformer on a device (mha.experiments.timing)
+
+
+class TimedModel(TypedDict):
+    """A timed experiment's model settings (mha.Transformer's) and dtype."""
+    activation: str
+    norm: str
+    bias: bool
+    tied: bool
+    dtype: str
 
 
 class Request(TypedDict):
@@ -53,6 +73,8 @@ class Request(TypedDict):
     seeds: list[int]
     steps: int | None
     dropout: float | None
+    model: NotRequired[TimedModel]          # the timed experiments only
+    device: NotRequired[str]
 
 
 _V = TypeVar("_V")
@@ -60,6 +82,14 @@ _V = TypeVar("_V")
 
 def _m(**kw: _V) -> MappingProxyType[str, _V]:
     return MappingProxyType(kw)
+
+
+_RUN = ("per timing run (the seeds number the runs; each measures the device's matmul peak and copy "
+        "bandwidth, then times the step: the median of up to 50 runs, 10 for a prefill, after a warm-up, "
+        "each synchronised): ")
+_ROOFLINE = ("max(bytes / measured copy bandwidth, matmul FLOPs / measured matmul peak), in ms, the step's "
+             "bytes and FLOPs traced on the same model by mha.inference")
+_TIMED_SIZES = _m(d=4096, h=32, L=32, n=4096, b=1, V=32000)
 
 
 EXPERIMENTS = MappingProxyType({
@@ -149,6 +179,39 @@ EXPERIMENTS = MappingProxyType({
         }),
         vary=("h",),
     ),
+    "decode-time": Experiment(
+        "decode-time",
+        "an mha.Transformer (d_model d, h heads, g key/value heads, L layers, d_ff, vocabulary V) built on the "
+        "GPU in its dtype; one decode step at position n (n - 1 tokens cached, one new token for each of b "
+        "sequences) timed there, against the roofline of the device's matmul peak and copy bandwidth measured "
+        "in the same run (mha.device_timing)",
+        False,
+        _TIMED_SIZES,
+        _m(**{
+            "ms-per-token": _RUN + "the decode step's median time in ms (each of the b sequences gets one token)",
+            "roofline-ms": _RUN + "the decode step's least time " + _ROOFLINE,
+            "fraction-of-roofline": _RUN + "the roofline's time over the measured time (1: the roofline "
+                                           "attained; nothing runs faster)",
+            "memory-bound": _RUN + "1 when bytes / bandwidth is the larger of the two bounds, else 0",
+        }),
+        optional=("g", "d_ff"),
+        timed=True,
+    ),
+    "prefill-time": Experiment(
+        "prefill-time",
+        "the same mha.Transformer on the GPU; a causal forward over n tokens for each of b sequences, from empty "
+        "KV caches, timed there against the roofline measured in the same run (mha.device_timing)",
+        False,
+        _TIMED_SIZES,
+        _m(**{
+            "ms": _RUN + "the prefill's median time in ms",
+            "roofline-ms": _RUN + "the prefill's least time " + _ROOFLINE,
+            "fraction-of-roofline": _RUN + "the roofline's time over the measured time",
+            "compute-bound": _RUN + "1 when FLOPs / peak is the larger of the two bounds, else 0",
+        }),
+        optional=("g", "d_ff"),
+        timed=True,
+    ),
 })
 
 
@@ -190,6 +253,12 @@ def normalise(request: Mapping[str, Any]) -> Request:
         raise RequestError("at", f"experiment {exp.name} takes the sizes {', '.join(allowed)}, not "
                                  f"{', '.join(unknown)}")
     sizes = {**exp.sizes, **given}
+    model = dict(request.get("model") or {})
+    if model and not exp.timed:
+        raise RequestError(sorted(model)[0], f"experiment {exp.name} takes no model settings ({', '.join(sorted(model))}): "
+                                             f"only the timed experiments build a transformer")
+    if exp.timed:
+        return _timed(exp, statistic, sizes, model, request)
     if "n_q" in given or "n_k" in given:
         if "n" in given or not ("n_q" in given and "n_k" in given):
             raise RequestError("at", "cross-attention takes both n_q and n_k, and no n")
@@ -244,8 +313,47 @@ def normalise(request: Mapping[str, Any]) -> Request:
             "steps": steps, "dropout": None if p is None else float(p)}
 
 
+def _timed(exp: Experiment, statistic: str, sizes: dict[str, int], model: dict[str, Any],
+           request: Mapping[str, Any]) -> Request:
+    """A timed experiment's request (normalise's, for decode-time and prefill-time)."""
+    for field_name in ("vary", "steps", "dropout"):
+        if request.get(field_name):
+            raise RequestError(field_name, f"experiment {exp.name} times one model: it takes no {field_name}")
+    for k, v in sizes.items():
+        _int_in("at", k, v, TIMING_LIMITS[k])
+    sizes.setdefault("g", sizes["h"])
+    sizes.setdefault("d_ff", 4 * sizes["d"])
+    _int_in("at", "d_ff", sizes["d_ff"], TIMING_LIMITS["d_ff"])
+    if sizes["d"] % sizes["h"] or sizes["h"] % sizes["g"]:
+        raise RequestError("at", f"h = {sizes['h']} must divide d = {sizes['d']}, and g = {sizes['g']} must divide h")
+    settings = {"activation": "gelu", "norm": "layernorm", "bias": True, "tied": True, "dtype": "bf16", **model}
+    for k, v in settings.items():
+        allowed = MODEL_OPTIONS.get(k)
+        if allowed is None or v not in allowed or isinstance(v, bool) != isinstance(allowed[0], bool):
+            raise RequestError(k, f"{k} must be one of {', '.join(str(a).lower() for a in allowed or ())}, got {v!r}")
+    seeds = list(request.get("seeds") or [0])
+    _int_in("seeds", "the number of timing runs", len(seeds), TIMING_LIMITS["seeds"])
+    for x in seeds:
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 2**63:
+            raise RequestError("seed", f"a seed must be an integer from 0 to 2^63 - 1, got {x!r}")
+    device = request.get("device", "cuda")
+    if device not in ("cuda", "cpu"):
+        raise RequestError("experiment", f"a timed experiment runs on 'cuda' (or 'cpu', for tests), got {device!r}")
+    timed: TimedModel = {"activation": settings["activation"], "norm": settings["norm"], "bias": settings["bias"],
+                         "tied": settings["tied"], "dtype": settings["dtype"]}
+    return {"name": exp.name, "statistic": statistic, "sizes": sizes, "vary": {}, "seeds": seeds, "steps": None,
+            "dropout": None, "model": timed, "device": device}
+
+
 def rerun_command(req: Request) -> str:
-    """The command that reruns this experiment (python -m mha.experiments)."""
+    """The command that reruns this experiment (python -m mha.experiments; for a timed one,
+    python -m mha.device_timing, which times the decode step and the prefill both)."""
+    if "model" in req:
+        s, m = req["sizes"], req["model"]
+        return (f"python -m mha.device_timing --d-model {s['d']} --heads {s['h']} --kv-heads {s['g']} "
+                f"--layers {s['L']} --n {s['n']} --batch {s['b']} --d-ff {s['d_ff']} --vocab {s['V']} "
+                f"--activation {m['activation']} --norm {m['norm']}" + ("" if m["bias"] else " --no-bias")
+                + ("" if m["tied"] else " --untied") + f" --dtype {m['dtype']} --device {req.get('device', 'cuda')}")
     parts = ["python -m mha.experiments", req["name"], req["statistic"],
              "--at " + ",".join(f"{k}={v}" for k, v in req["sizes"].items())]
     for k, v in req["vary"].items():

@@ -14,11 +14,19 @@ Verdicts (of the check, and so of a claim whose other checks hold or are unverif
 - **inconclusive**: anything between (some seeds show it, within the spread), a pooled statistic
   that could not be computed, or a comparison whose control failed (the models compared differ
   in parameters or FLOPs);
-- **skipped**: the experiment trains and the run was asked not to (``check-spec --no-train``).
+- **skipped**: the experiment trains and the run was asked not to (``check-spec --no-train``); or
+  it is timed (decode-time, prefill-time) and the run is not on a GPU (below).
+
+The **timed** experiments time mha's transformer on a GPU against the roofline of the device's
+matmul peak and copy bandwidth measured in the same run (mha.experiments.timing): only with
+``check-spec --device cuda`` (locally, or on a GPU worker of a cluster). Otherwise, and where the
+GPU cannot hold the model, they are skipped with the reason: a CPU's timing is not the device a
+claim about GPU inference is about. Their timings are never cached; ``dtype``, ``activation``,
+``norm``, ``bias`` and ``tied`` set the model they build (bf16, gelu, layernorm, biases, tied).
 
 The experiment runs in the measuring process (torch), through ``grader.claims.measure.make`` —
 one request ``{"experiment": {...}}`` per check; results of training runs are cached on disk
-(mha.experiments.cache). This module imports no torch.
+(mha.experiments.cache), timings are not. This module imports no torch.
 """
 from __future__ import annotations
 
@@ -49,7 +57,15 @@ FIELDS = {
     "dropout": ("number", False),
     "always": ("bool", False),
     "budget": ("number", False),
+    "dtype": ("choice:fp32|fp16|bf16", False),
+    "activation": ("choice:gelu|gelu_tanh|relu|silu|swiglu", False),
+    "norm": ("choice:layernorm|rmsnorm", False),
+    "bias": ("bool", False),
+    "tied": ("bool", False),
 }
+MODEL_SETTINGS = ("dtype", "activation", "norm", "bias", "tied")
+NEEDS_GPU = ("timed only on a GPU, asked for with check-spec --device cuda (locally or with a GPU worker); a "
+             "timing on a CPU is not the device the claim is about")
 DEFAULT_SEEDS = 5
 MAX_BUDGET = 600.0
 _EFFECT = re.compile(r"\s*(>=|<=|>|<|=)\s*([-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*")
@@ -69,11 +85,17 @@ def parse_effect(text: str) -> tuple[str, float]:
 def experiment_request(check: Any) -> dict[str, Any]:
     """The request for mha.experiments (before the experiment's defaults are filled in)."""
     first, count = int(check.get("seed", 0)), int(check.get("seeds", DEFAULT_SEEDS))
-    return {"name": check["experiment"], "statistic": check["statistic"],
-            "sizes": {k: int(v) for k, v in dict(check.get("at") or {}).items()},
-            "vary": {k: [int(x) for x in v] for k, v in dict(check.get("vary") or {}).items()},
-            "seeds": list(range(first, first + count)), "steps": check.get("steps"),
-            "dropout": check.get("dropout")}
+    out = {"name": check["experiment"], "statistic": check["statistic"],
+           "sizes": {k: int(v) for k, v in dict(check.get("at") or {}).items()},
+           "vary": {k: [int(x) for x in v] for k, v in dict(check.get("vary") or {}).items()},
+           "seeds": list(range(first, first + count)), "steps": check.get("steps"),
+           "dropout": check.get("dropout")}
+    model = {k: check.get(k) for k in MODEL_SETTINGS if check.get(k) is not None}
+    if model:
+        out["model"] = model
+    if _timed(check):
+        out["device"] = "cuda"
+    return out
 
 
 def validate(site: CheckSite, params: dict[str, Any]) -> bool:
@@ -116,9 +138,16 @@ def _trains(check: Any) -> bool:
     return bool(EXPERIMENTS[check["experiment"]].trains)
 
 
+def _timed(check: Any) -> bool:
+    exp = EXPERIMENTS.get(check.get("experiment", ""))
+    return exp is not None and exp.timed
+
+
 def requests(ctx: Any, check: Any) -> list[dict[str, Any]]:
     if _trains(check) and not getattr(ctx, "train", True):
         return []
+    if _timed(check) and getattr(ctx, "device", "cpu") != "cuda":
+        return []       # skipped (run): timed only on a GPU asked for
     return [{"experiment": normalise(experiment_request(check))}]
 
 
@@ -130,6 +159,10 @@ def _fmt(v: Any) -> str:
     if isinstance(v, int):
         return f"{int(v):,}"
     return f"{v:.3g}" if abs(v) < 1e-3 else f"{v:.3f}"
+
+
+def _at(check: Any) -> str:
+    return ", ".join(f"{k}={int(v)}" for k, v in dict(check.get("at") or {}).items()) or "its default sizes"
 
 
 def _seeds(seeds: list[int]) -> str:
@@ -174,8 +207,15 @@ def run(ctx: Any, check: Any) -> CheckResult:
         return result(NAME, "skipped", f"skipped (--no-train): experiment {exp.name} trains models; run without "
                                        f"--no-train for its verdict ({predicted})", "demonstrated",
                       experiment=exp.name, statistic=stat)
+    if exp.timed and getattr(ctx, "device", "cpu") != "cuda":
+        return result(NAME, "skipped", f"skipped: {NEEDS_GPU} (device {getattr(ctx, 'device', 'cpu')}); "
+                                       f"experiment {exp.name} at {_at(check)}, {predicted}", "demonstrated",
+                      experiment=exp.name, statistic=stat)
     (req,) = requests(ctx, check)
     got = ctx.measured(req)
+    if got.get("skipped"):
+        return result(NAME, "skipped", f"skipped: {got['skipped']}; experiment {exp.name} ({got['setup']}), "
+                                       f"{predicted}", "demonstrated", experiment=exp.name, statistic=stat)
     seeds, values = got["seeds"], got["values"]
     control = got.get("control")
     listed = ", ".join(_fmt(v) for v in values)
@@ -206,7 +246,8 @@ def run(ctx: Any, check: Any) -> CheckResult:
     parts.append(f"Experiment {exp.name} ({got['setup']}), seeds {_seeds(seeds)}")
     if control is not None:
         parts.append(f"Control: {control['text']}")
-    parts.append(f"A seeded demonstration that can be rerun, not a proof: {got['rerun']}")
+    parts.append(f"Timed on {got.get('device')}, never cached; rerun (decode and prefill, MHA and this g): "
+                 f"{got['rerun']}" if exp.timed else f"A seeded demonstration that can be rerun, not a proof: {got['rerun']}")
     parts.append("Per seed: " + "; ".join(f"seed {s}: {d}" for s, d in zip(seeds, got["details"])))
     return result(NAME, verdict, ". ".join(parts), "demonstrated",
                   experiment=exp.name, statistic=stat, definition=exp.statistics[stat],
