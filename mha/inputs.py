@@ -46,11 +46,13 @@ class Inputs(AttentionAttributes):
         unbatched = query.dim() == 2
         dims = (("query", query, self.d_model, "d_model"), ("key", key, self.kdim, "kdim"),
                 ("value", value, self.vdim, "vdim"))
+        if query is key and key is value and self.kdim == self.vdim == self.d_model:
+            dims = dims[:1]  # self-attention: one tensor, whose one check is the three
         w = self.out_proj.weight
         for name, t, dim, dname in dims:
-            expected = f"(n, {dname}={dim})" if unbatched else layout.format(f"{dname}={dim}")
-            like = "" if name == "query" else f" like query {tuple(query.shape)}"
-            if t.dim() != query.dim() or t.size(-1) != dim:
+            if t.dim() != query.dim() or t.size(-1) != dim:  # the message is built only when it is needed
+                expected = f"(n, {dname}={dim})" if unbatched else layout.format(f"{dname}={dim}")
+                like = "" if name == "query" else f" like query {tuple(query.shape)}"
                 raise ValueError(f"{name} must have shape {expected}{like}, got {tuple(t.shape)}")
             if t.dtype != w.dtype:
                 raise ValueError(f"{name} must have the module's dtype {w.dtype}, got {t.dtype} "
