@@ -279,8 +279,13 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
                 scale = 1.0 / math.sqrt(hs)
                 if record is not None or tracing():  # as written (and as mha.measure counts it)
                     att = (Qh @ Kh.transpose(-2, -1)).mul_(scale)  # S_i: (B, nh, T, S)
-                else:  # the same S_i, scaled on the (T, hs) side: T·hs multiplies, not T·S (as torch)
-                    att = (Qh * scale) @ Kh.transpose(-2, -1)  # S_i: (B, nh, T, S)
+                else:
+                    # the same S_i, scaled on the (T, hs) side (T·hs multiplies, not T·S), and with each
+                    # head's Q_i, K_i, V_i dense, as torch does: its batched matmuls run slower on views
+                    # into the packed projection (rows 3·C apart); the copies are T·C, the matmuls T·S·C
+                    Qh = (Qh * scale).contiguous()  # (B, nh, T, hs)
+                    Kh, Vh = Kh.contiguous(), Vh.contiguous()  # (B, nh, S, hs) each
+                    att = Qh @ Kh.transpose(-2, -1)  # S_i: (B, nh, T, S)
                 if record is not None:
                     record["S_i"] = att
                 if mask is not None:
