@@ -209,7 +209,7 @@ def gpu_table(args):
     ref = torch.nn.MultiheadAttention(d, h, batch_first=True, device=dev, dtype=dt).eval()
     ours = mha.MultiHeadAttention.from_torch(ref).eval()  # the same weights, copied
     minimal = Minimal(ref)
-    rows, worst = [], 0.0
+    rows, worst, profiled = [], 0.0, 0
     masks = {"none": (False,), "causal": (True,), "both": (False, True)}[args.mask]
     print(f"{'pass':8s} {'mask':6s} {'n':>6s} {'mha ms':>9s} {'layer ms':>9s} {'core ms':>9s} {'nn.MHA ms':>9s}"
           f" {'/layer':>7s} {'/nn.MHA':>7s} {'mha TF/s':>9s} {'% peak':>7s} {'core TF/s':>9s}")
@@ -235,7 +235,8 @@ def gpu_table(args):
                       f"{med['sdpa-layer'] * 1e3:9.3f} {med['sdpa-core'] * 1e3:9.3f} {med['nn.MHA'] * 1e3:9.3f} "
                       f"{r_layer:7.3f} {r_torch:7.3f} {tf:9.2f} {100 * tf / peak:6.1f}% {row['core_tflops']:9.2f}"
                       + flag)
-                if args.profile and r_layer > args.profile_over:
+                if args.profile and r_layer > args.profile_over and profiled < args.profile_rows:
+                    profiled += 1
                     Path(args.profile).mkdir(parents=True, exist_ok=True)
                     title = f"{row['pass']} {'causal' if causal else 'no mask'} n {n}: mha/sdpa-layer {r_layer:.3f}"
                     profile_table(fns, Path(args.profile) / "bench_mha_profile.txt", title, cuda)
@@ -290,6 +291,7 @@ def main(argv=None):
     ap.add_argument("--mask", choices=("none", "causal", "both"), default="none")
     ap.add_argument("--profile", default=None, help="folder: a torch.profiler table for every row over the target")
     ap.add_argument("--profile-over", type=float, default=TARGET, help="profile rows with mha/sdpa-layer above this")
+    ap.add_argument("--profile-rows", type=int, default=6, help="profile at most this many rows (default 6)")
     ap.add_argument("--json", default=None, help="write the GPU table's rows to this file")
     args = ap.parse_args(argv)
     if args.repeats < 1:
