@@ -36,6 +36,13 @@ class Inputs(AttentionAttributes):
 
     def _batch_first_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor, bool]:
         """Check shapes; return query, key, value as (B, T|S, dim) views and whether input was unbatched."""
+        if (query is key and key is value and self.batch_first and isinstance(query, torch.Tensor)
+                and query.dim() == 3 and query.size(-1) == self.d_model == self.kdim == self.vdim):
+            # the common call, batched self-attention, in a few µs (before the first kernel starts:
+            # on a GPU this latency adds to a short layer's time); anything else, checked below
+            w = self.out_proj.weight
+            if query.dtype == w.dtype and query.device == w.device:
+                return query, key, value, False
         for name, t in (("query", query), ("key", key), ("value", value)):
             if not isinstance(t, torch.Tensor):
                 raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -60,7 +67,7 @@ class Inputs(AttentionAttributes):
             if t.device != w.device:
                 raise ValueError(f"{name} must be on the module's device {w.device}, got {t.device} "
                                  f"(move one of them: {name}.to('{w.device}') or m.to('{t.device}'))")
-        if key.shape[:-1] != value.shape[:-1]:
+        if key is not value and key.shape[:-1] != value.shape[:-1]:
             raise ValueError(f"key and value must have the same leading dimensions (batch and n_k), "
                              f"got key {tuple(key.shape)} and value {tuple(value.shape)}")
         if unbatched:
