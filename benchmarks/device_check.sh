@@ -45,7 +45,8 @@ cuda=$(python3 -c "import torch; print(int(torch.cuda.is_available()))" 2>/dev/n
 # file that exists and whose top-level imports python3 can resolve; the others are named and left out
 tests=$(python3 - 2>"$OUT/pytest.log" <<'EOF'
 import ast, importlib.util, os, sys
-for path in ("tests/test_mha_device_parity.py", "tests/test_mha_parity.py", "tests/test_mha_gqa.py",
+for path in ("tests/test_mha_device_parity.py", "tests/test_mha_fast_path.py", "tests/test_mha_parity.py",
+             "tests/test_mha_gqa.py",
              "tests/test_mha_kv_cache.py"):
     if not os.path.exists(path):
         print(f"left out {path}: no such file", file=sys.stderr)

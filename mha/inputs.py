@@ -51,8 +51,9 @@ class Inputs(AttentionAttributes):
             raise ValueError(f"query must be {layout.format('d_model')} or unbatched (n_q, d_model), "
                              f"got shape {tuple(query.shape)}")
         unbatched = query.dim() == 2
-        dims = (("query", query, self.d_model, "d_model"), ("key", key, self.kdim, "kdim"),
-                ("value", value, self.vdim, "vdim"))
+        dims: tuple[tuple[str, Tensor, int, str], ...] = (
+            ("query", query, self.d_model, "d_model"), ("key", key, self.kdim, "kdim"),
+            ("value", value, self.vdim, "vdim"))
         if query is key and key is value and self.kdim == self.vdim == self.d_model:
             dims = dims[:1]  # self-attention: one tensor, whose one check is the three
         w = self.out_proj.weight
