@@ -40,7 +40,7 @@ class Inputs(AttentionAttributes):
                 and query.dim() == 3 and query.size(-1) == self.d_model == self.kdim == self.vdim):
             # the common call, batched self-attention, in a few µs (before the first kernel starts:
             # on a GPU this latency adds to a short layer's time); anything else, checked below
-            w = self.out_proj.weight
+            w = self.out_proj.weight  # the module's dtype and device, as below
             if query.dtype == w.dtype and query.device == w.device:
                 return query, key, value, False
         for name, t in (("query", query), ("key", key), ("value", value)):
