@@ -34,7 +34,7 @@ from torch import Tensor
 
 from mha.conversions import LAYOUTS, QKV, Conversions, Layout
 from mha.inputs import Inputs
-from mha.ops import Factory, linear, positive_int, share_heads, stage
+from mha.ops import Factory, linear, positive_int, share_heads, stage, tracing
 
 if TYPE_CHECKING:
     from torch.types import Device
@@ -276,7 +276,16 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
             if g != nh:
                 Kh, Vh = K_i, V_i  # (B, nh, S, hs)
             with stage("qk"):
-                att = (Qh @ Kh.transpose(-2, -1)).mul_(1.0 / math.sqrt(hs))  # S_i: (B, nh, T, S)
+                scale = 1.0 / math.sqrt(hs)
+                if record is not None or tracing():  # as written (and as mha.measure counts it)
+                    att = (Qh @ Kh.transpose(-2, -1)).mul_(scale)  # S_i: (B, nh, T, S)
+                else:
+                    # the same S_i, scaled on the (T, hs) side (T·hs multiplies, not T·S), and with each
+                    # head's Q_i, K_i, V_i dense, as torch does: its batched matmuls run slower on views
+                    # into the packed projection (rows 3·C apart); the copies are T·C, the matmuls T·S·C
+                    Qh = (Qh * scale).contiguous()  # (B, nh, T, hs)
+                    Kh, Vh = Kh.contiguous(), Vh.contiguous()  # (B, nh, S, hs) each
+                    att = Qh @ Kh.transpose(-2, -1)  # S_i: (B, nh, T, S)
                 if record is not None:
                     record["S_i"] = att
                 if mask is not None:
@@ -333,8 +342,6 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
                     heads.append(stacked)
             Qh, Kh, Vh = heads
             return Qh, Kh, Vh
-        Wq, Wk, Wv = self._in_weights_out_in()
-        bq, bk, bv = self._in_biases()
         if self_attention and self.packed:
             # one matmul for Q, K and V (17-08 §7), like nanoGPT's c_attn
             with stage(("in_proj", self._split)):
@@ -347,6 +354,8 @@ class MultiHeadAttention(Conversions, Inputs, nn.Module):
             return (q.view(B, T, nh, hs).transpose(1, 2),  # (B, nh, T, hs)
                     k.view(B, T, g, hs).transpose(1, 2),  # (B, g, T, hs)
                     v.view(B, T, g, hs).transpose(1, 2))  # (B, g, T, hs)
+        Wq, Wk, Wv = self._in_weights_out_in()
+        bq, bk, bv = self._in_biases()
         with stage("q_proj"):
             q = linear(q, Wq, bq)  # (B, T, C)
         with stage("k_proj"):

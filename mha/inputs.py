@@ -36,6 +36,13 @@ class Inputs(AttentionAttributes):
 
     def _batch_first_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor, bool]:
         """Check shapes; return query, key, value as (B, T|S, dim) views and whether input was unbatched."""
+        if (query is key and key is value and self.batch_first and isinstance(query, torch.Tensor)
+                and query.dim() == 3 and query.size(-1) == self.d_model == self.kdim == self.vdim):
+            # the common call, batched self-attention, in a few µs (before the first kernel starts:
+            # on a GPU this latency adds to a short layer's time); anything else, checked below
+            w = self.out_proj.weight  # the module's dtype and device, as below
+            if query.dtype == w.dtype and query.device == w.device:
+                return query, key, value, False
         for name, t in (("query", query), ("key", key), ("value", value)):
             if not isinstance(t, torch.Tensor):
                 raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -44,13 +51,16 @@ class Inputs(AttentionAttributes):
             raise ValueError(f"query must be {layout.format('d_model')} or unbatched (n_q, d_model), "
                              f"got shape {tuple(query.shape)}")
         unbatched = query.dim() == 2
-        dims = (("query", query, self.d_model, "d_model"), ("key", key, self.kdim, "kdim"),
-                ("value", value, self.vdim, "vdim"))
+        dims: tuple[tuple[str, Tensor, int, str], ...] = (
+            ("query", query, self.d_model, "d_model"), ("key", key, self.kdim, "kdim"),
+            ("value", value, self.vdim, "vdim"))
+        if query is key and key is value and self.kdim == self.vdim == self.d_model:
+            dims = dims[:1]  # self-attention: one tensor, whose one check is the three
         w = self.out_proj.weight
         for name, t, dim, dname in dims:
-            expected = f"(n, {dname}={dim})" if unbatched else layout.format(f"{dname}={dim}")
-            like = "" if name == "query" else f" like query {tuple(query.shape)}"
-            if t.dim() != query.dim() or t.size(-1) != dim:
+            if t.dim() != query.dim() or t.size(-1) != dim:  # the message is built only when it is needed
+                expected = f"(n, {dname}={dim})" if unbatched else layout.format(f"{dname}={dim}")
+                like = "" if name == "query" else f" like query {tuple(query.shape)}"
                 raise ValueError(f"{name} must have shape {expected}{like}, got {tuple(t.shape)}")
             if t.dtype != w.dtype:
                 raise ValueError(f"{name} must have the module's dtype {w.dtype}, got {t.dtype} "
@@ -58,7 +68,7 @@ class Inputs(AttentionAttributes):
             if t.device != w.device:
                 raise ValueError(f"{name} must be on the module's device {w.device}, got {t.device} "
                                  f"(move one of them: {name}.to('{w.device}') or m.to('{t.device}'))")
-        if key.shape[:-1] != value.shape[:-1]:
+        if key is not value and key.shape[:-1] != value.shape[:-1]:
             raise ValueError(f"key and value must have the same leading dimensions (batch and n_k), "
                              f"got key {tuple(key.shape)} and value {tuple(value.shape)}")
         if unbatched:

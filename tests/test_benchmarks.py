@@ -34,3 +34,30 @@ def test_bench_cluster_runs_and_every_path_gives_the_local_pool_s_results():
     for kind in ("typed", "code"):
         assert {f"{kind}_overhead_1_worker", f"{kind}_scaling_2_workers", f"{kind}_run_s_per_unique_answer_1_worker",
                 f"{kind}_check_s_per_unique_answer_1_worker"} <= set(summary)
+
+
+def test_bench_mha_runs_its_gpu_code_path_on_cpu(tmp_path):
+    # --quick: d 64, h 4, n 32 and 64, the GPU table's every contender and pass, causal or not,
+    # the decode rows, and a profile of every row (--profile-over 0), on the CPU
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_mha.py"), "--gpu-only", "--device", "cpu",
+                        "--quick", "--repeats", "1", "--mask", "both", "--profile", str(tmp_path),
+                        "--profile-over", "0", "--json", str(tmp_path / "rows.json")],
+                       capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "bf16 matmul peak" in r.stdout and "worst mha/sdpa-layer" in r.stdout, r.stdout
+    rows = json.loads((tmp_path / "rows.json").read_text())["rows"]
+    table = [row for row in rows if row["pass"] != "decode"]
+    assert sorted((row["pass"], row["causal"], row["n"]) for row in table) == sorted(
+        (p, c, n) for p in ("fwd", "fwd+bwd") for c in (False, True) for n in (32, 64))
+    # FLOPs by formula, n 32, d 64, forward, no mask: 8·n·d² + 4·n²·d = 1,048,576 + 262,144 = 1,310,720;
+    # causal halves the attention part: 1,048,576 + 131,072 = 1,179,648; with the backward, × 3
+    for causal, backward, flops in ((False, "fwd", 1_310_720), (True, "fwd", 1_179_648),
+                                    (False, "fwd+bwd", 3 * 1_310_720)):
+        row = next(r for r in table if (r["causal"], r["pass"], r["n"]) == (causal, backward, 32))
+        assert abs(row["mha_tflops"] * 1e12 * row["mha_ms"] / 1e3 - flops) < 1e-6 * flops
+    # decode, L 32, d 64, bf16: (4·64² + 4·64 + 2·33·64) · 2 bytes = (16,384 + 256 + 4,224) · 2 = 41,728
+    decode = [row for row in rows if row["pass"] == "decode"]
+    assert {(row["name"], row["L"]) for row in decode} == {(n, L) for n in ("mha", "sdpa-layer") for L in (32, 64)}
+    assert next(row["bytes"] for row in decode if row["L"] == 32) == 41_728
+    profile = (tmp_path / "bench_mha_profile.txt").read_text()
+    assert "== fwd no mask n 32" in profile and "aten::scaled_dot_product_attention" in profile
