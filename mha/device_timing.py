@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
 
+from mha.inference import model_arguments
+
 if TYPE_CHECKING:
     import torch
 
@@ -327,18 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Measured time of a decode step at position n and of a prefill of n tokens of an mha.Transformer "
         "on a device, against the roofline from the same run's measured matmul peak and copy bandwidth, "
         "for MHA (g = heads) and each --kv-heads given (GQA)."))
-    p.add_argument("--d-model", type=int, required=True)
-    p.add_argument("--heads", type=int, required=True)
-    p.add_argument("--kv-heads", type=int, action="append", default=[], help="GQA key/value heads (repeatable)")
-    p.add_argument("--layers", type=int, required=True)
-    p.add_argument("--n", type=int, required=True, help="the decode position / the prefill length")
-    p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--d-ff", type=int, help="feed-forward width (default 4·d_model)")
-    p.add_argument("--vocab", type=int, default=32000)
-    p.add_argument("--activation", default="gelu", choices=("gelu", "gelu_tanh", "relu", "silu", "swiglu"))
-    p.add_argument("--norm", default="layernorm", choices=("layernorm", "rmsnorm"))
-    p.add_argument("--no-bias", action="store_true")
-    p.add_argument("--untied", action="store_true")
+    model_arguments(p)
     p.add_argument("--dtype", choices=tuple(DTYPES), default="bf16")
     p.add_argument("--device", default="cuda")
     p.add_argument("--repeats", type=int, default=50, help="timed decode steps (prefills: a fifth, at least 3)")

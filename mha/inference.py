@@ -345,23 +345,28 @@ def table(*, d_model: int, heads: int, layers: int, n: int, dtype: str, d_ff: in
     return "\n".join(rows)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m mha.inference", description=(
-        "Bytes, FLOPs and FLOP/byte of one decode step at position n (and the FLOP/byte of a prefill "
-        "of n tokens) of an mha.Transformer on the meta device, for MHA, GQA and MQA."))
+def model_arguments(p: argparse.ArgumentParser) -> None:
+    """The options that shape the Transformer measured (this module's CLI and mha.device_timing's)."""
     p.add_argument("--d-model", type=int, required=True)
     p.add_argument("--heads", type=int, required=True)
-    p.add_argument("--kv-heads", type=int, action="append", help="GQA key/value heads (repeatable)")
+    p.add_argument("--kv-heads", type=int, action="append", default=[], help="GQA key/value heads (repeatable)")
     p.add_argument("--layers", type=int, required=True)
     p.add_argument("--n", type=int, required=True, help="the decode position / the prefill length")
-    p.add_argument("--dtype", choices=tuple(_DTYPES), default="bf16")
+    p.add_argument("--batch", type=int, default=1)
     p.add_argument("--d-ff", type=int, help="feed-forward width (default 4·d_model)")
     p.add_argument("--vocab", type=int, default=32000)
     p.add_argument("--activation", default="gelu", choices=("gelu", "gelu_tanh", "relu", "silu", "swiglu"))
     p.add_argument("--norm", default="layernorm", choices=("layernorm", "rmsnorm"))
     p.add_argument("--no-bias", action="store_true")
     p.add_argument("--untied", action="store_true")
-    p.add_argument("--batch", type=int, default=1)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m mha.inference", description=(
+        "Bytes, FLOPs and FLOP/byte of one decode step at position n (and the FLOP/byte of a prefill "
+        "of n tokens) of an mha.Transformer on the meta device, for MHA, GQA and MQA."))
+    model_arguments(p)
+    p.add_argument("--dtype", choices=tuple(_DTYPES), default="bf16")
     a = p.parse_args(argv)
     print(table(d_model=a.d_model, heads=a.heads, layers=a.layers, n=a.n, dtype=a.dtype,
                 d_ff=a.d_ff or 4 * a.d_model, vocab=a.vocab, kv_heads=a.kv_heads, activation=a.activation,
