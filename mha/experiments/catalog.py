@@ -290,13 +290,9 @@ def normalise(request: Mapping[str, Any]) -> Request:
                                      f"pairs), got n = {sizes['n']}")
         if "n_q" in sizes and sizes["n_q"] < 2:
             raise RequestError("at", f"the two-relation task needs n_q of at least 2, got {sizes['n_q']}")
-    seeds = request.get("seeds")
-    seeds = [0] if seeds is None else list(seeds)
-    _int_in("seeds", "the number of seeds", len(seeds), LIMITS["seeds"])
-    for x in seeds:
-        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 2**63 - LIMITS["seeds"] - 1_000_003:
-            raise RequestError("seed", f"a seed must be an integer from 0 to 2^63 - {LIMITS['seeds'] + 1_000_004}, "
-                                       f"got {x!r}")
+    # seed + 1_000_003 seeds the evaluation batch (tasks.EVAL_SEED): room kept above each seed
+    seeds = _seed_list(request.get("seeds"), "the number of seeds", LIMITS["seeds"],
+                       LIMITS["seeds"] + 1_000_004)
     steps = request.get("steps")
     if steps is not None and exp.steps is None:
         raise RequestError("steps", f"experiment {exp.name} trains nothing: it takes no steps")
@@ -311,6 +307,17 @@ def normalise(request: Mapping[str, Any]) -> Request:
         raise RequestError("dropout", f"dropout must be a probability between 0 and 1 (both excluded), got {p!r}")
     return {"name": exp.name, "statistic": statistic, "sizes": sizes, "vary": vary, "seeds": seeds,
             "steps": steps, "dropout": None if p is None else float(p)}
+
+
+def _seed_list(given: Any, what: str, most: int, headroom: int) -> list[int]:
+    """The request's seeds ([0] when none are given): at most ``most`` of them, each an integer
+    from 0 to 2^63 - ``headroom`` (a run may derive further seeds from it)."""
+    seeds = [0] if given is None else list(given)
+    _int_in("seeds", what, len(seeds), most)
+    for x in seeds:
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= 2**63 - headroom:
+            raise RequestError("seed", f"a seed must be an integer from 0 to 2^63 - {headroom}, got {x!r}")
+    return seeds
 
 
 def _timed(exp: Experiment, statistic: str, sizes: dict[str, int], model: dict[str, Any],
@@ -331,11 +338,7 @@ def _timed(exp: Experiment, statistic: str, sizes: dict[str, int], model: dict[s
         allowed = MODEL_OPTIONS.get(k)
         if allowed is None or v not in allowed or isinstance(v, bool) != isinstance(allowed[0], bool):
             raise RequestError(k, f"{k} must be one of {', '.join(str(a).lower() for a in allowed or ())}, got {v!r}")
-    seeds = list(request.get("seeds") or [0])
-    _int_in("seeds", "the number of timing runs", len(seeds), TIMING_LIMITS["seeds"])
-    for x in seeds:
-        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 2**63:
-            raise RequestError("seed", f"a seed must be an integer from 0 to 2^63 - 1, got {x!r}")
+    seeds = _seed_list(request.get("seeds") or None, "the number of timing runs", TIMING_LIMITS["seeds"], 1)
     device = request.get("device", "cuda")
     if device not in ("cuda", "cpu"):
         raise RequestError("experiment", f"a timed experiment runs on 'cuda' (or 'cpu', for tests), got {device!r}")

@@ -35,7 +35,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from grader.values import json_number
-from mha.experiments.catalog import EXPERIMENTS, RequestError, normalise
+from mha.experiments.catalog import EXPERIMENTS, MODEL_OPTIONS, RequestError, normalise
 
 if TYPE_CHECKING:
     from ..loader import CheckSite
@@ -57,9 +57,7 @@ FIELDS = {
     "dropout": ("number", False),
     "always": ("bool", False),
     "budget": ("number", False),
-    "dtype": ("choice:fp32|fp16|bf16", False),
-    "activation": ("choice:gelu|gelu_tanh|relu|silu|swiglu", False),
-    "norm": ("choice:layernorm|rmsnorm", False),
+    **{k: ("choice:" + "|".join(map(str, MODEL_OPTIONS[k])), False) for k in ("dtype", "activation", "norm")},
     "bias": ("bool", False),
     "tied": ("bool", False),
 }
