@@ -298,6 +298,15 @@ def torch_gqa(q, k, v, raw, h, g, kw, need_weights):
     return out, torch.softmax(sc, dim=-1)
 
 
+def setup(prec, mask, *, cross, **module_kw):
+    """One case's module, (q, k, v), masks() for them and chain()'s reduction lengths."""
+    s = SIZES[prec.device]
+    m = make_module(prec, cross=cross, **module_kw)
+    q, k, v = inputs(prec, m, cross)
+    L, S = q.shape[1], k.shape[1]
+    return m, (q, k, v), masks(mask, prec, s["B"], L, S, s["h"]), chain(prec, m, S)
+
+
 def chain(prec, m, S):
     s = SIZES[prec.device]
     n_fwd = max(m.d_model, m.kdim, m.vdim) + m.d_k + 2 * S + m.d_model
@@ -364,14 +373,9 @@ def test_cross_attention_kdim_vdim(prec, mask, need_weights, request):
 
 
 def run_mha_case(prec, mask, need_weights, layout, cross, request):
-    s = SIZES[prec.device]
-    m = make_module(prec, cross=cross, layout=layout)
+    m, (q, k, v), (kw_o, kw_t, add), (n, _) = setup(prec, mask, cross=cross, layout=layout)
     t = m.to_torch().eval()
-    q, k, v = inputs(prec, m, cross)
-    L, S = q.shape[1], k.shape[1]
-    kw_o, kw_t, add = masks(mask, prec, s["B"], L, S, s["h"])
     raw = raw_weights(m)
-    n, _ = chain(prec, m, S)
     with torch.no_grad():
         ref, a, M = reference(q, k, v, raw, m.num_heads, m.num_heads, add)
         out_o, _ = m(q, k, v, need_weights=need_weights, **kw_o)
@@ -390,13 +394,8 @@ def run_mha_case(prec, mask, need_weights, layout, cross, request):
                                         (True, "kpm"), (True, "float_attn")])
 @pytest.mark.parametrize("g", [2, 1], ids=["gqa", "mqa"])
 def test_gqa_mqa(prec, g, cross, mask, need_weights, request):
-    s = SIZES[prec.device]
-    m = make_module(prec, cross=cross, g=g)
-    q, k, v = inputs(prec, m, cross)
-    L, S = q.shape[1], k.shape[1]
-    kw_o, _, add = masks(mask, prec, s["B"], L, S, s["h"])
+    m, (q, k, v), (kw_o, _, add), (n, _) = setup(prec, mask, cross=cross, g=g)
     raw = raw_weights(m)
-    n, _ = chain(prec, m, S)
     with torch.no_grad():
         ref, a, M = reference(q, k, v, raw, m.num_heads, g, add)
         out_o, w_o = m(q, k, v, need_weights=need_weights, average_attn_weights=False, **kw_o)
@@ -461,12 +460,8 @@ def test_gradients(prec, case, need_weights, request):
     inputs and every parameter: mha against the float64 reference, torch's gradients (nn.MultiheadAttention
     via to_torch, or F.linear + SDPA(enable_gqa) on leaf copies of the weights) as the yardstick."""
     cross, g, mask, layout = GRAD_CASES[case]
-    s = SIZES[prec.device]
-    m = make_module(prec, cross=cross, g=g, layout=layout)
-    q, k, v = inputs(prec, m, cross)
-    L, S = q.shape[1], k.shape[1]
-    kw_o, kw_t, add = masks(mask, prec, s["B"], L, S, s["h"])
-    _, n = chain(prec, m, S)
+    m, (q, k, v), (kw_o, kw_t, add), (_, n) = setup(prec, mask, cross=cross, g=g, layout=layout)
+    L = q.shape[1]
     G = torch.randn(q.shape[0], L, m.d_model, generator=torch.Generator().manual_seed(5)).to(prec.dtype)
     G = G.to(prec.device)
 
